@@ -1,0 +1,24 @@
+"""pylighthouse: scheduling as a library, in pure Python.
+
+Describe nodes (resources) and workloads (requirements), choose a strategy,
+and learn which workload goes to which node, and why one found no home.
+"""
+from .distributors import (BinPackDistributor, Distributor, NodeState,
+                           PrioritizedDistributor, RoundRobinDistributor)
+from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
+                     LighthouseException, UnknownNameError)
+from .explain import Explanation
+from .fit import Reason, check_fit
+from .model import Node, Workload
+from .rubric import Rubric
+
+__version__ = "0.3.0"
+
+__all__ = [
+    "Node", "Workload", "Rubric",
+    "Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
+    "BinPackDistributor", "NodeState", "Explanation", "Reason", "check_fit",
+    "LighthouseException", "InvalidInputError", "InvalidTypeError",
+    "DuplicateNameError", "UnknownNameError",
+    "__version__",
+]

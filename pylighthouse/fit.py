@@ -1,0 +1,83 @@
+"""The fit rule: whether a workload fits a node's remaining resources, and if not, why.
+
+This is the only place the rule is written down. Strategies decide the order
+in which nodes are tried; explanations count the reasons returned here.
+"""
+from decimal import Decimal
+from typing import Mapping, Optional
+
+import attr
+
+from .model import Workload
+from .quantities import ZERO, to_number
+
+__all__ = ["Reason", "check_fit", "fits", "MISSING", "INSUFFICIENT", "NOT_TOLERATED",
+           "CORDONED"]
+
+#: The node lacks a resource the workload requires.
+MISSING = "missing"
+#: The node has the resource but too little of it left.
+INSUFFICIENT = "insufficient"
+#: The node's resource is below zero (a shortcoming or a ward) and the
+#: workload neither offsets it nor is immune to it.
+NOT_TOLERATED = "not tolerated"
+#: Not a fit outcome: the distributor's mark for a node that takes no new
+#: workloads, so that explanations can count it beside the fit reasons.
+CORDONED = "cordoned"
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class Reason:
+    """Why a workload does not fit a node: the first failing resource.
+
+    ``kind`` is :data:`MISSING`, :data:`INSUFFICIENT` or :data:`NOT_TOLERATED`
+    (or :data:`CORDONED`, which distributors add for cordoned nodes);
+    ``needed`` is what the workload requires of ``resource`` (0 when it does
+    not mention it) and ``left`` what the node has left of it (``None`` when
+    the node lacks the resource).
+    """
+
+    kind: str
+    resource: str
+    needed: Optional[Decimal] = None
+    left: Optional[Decimal] = None
+
+    def __str__(self) -> str:
+        if self.kind == MISSING:
+            return f"missing resource {self.resource}"
+        if self.kind == CORDONED:
+            return "cordoned"
+        if self.kind == INSUFFICIENT:
+            return (f"insufficient {self.resource} (needs {to_number(self.needed)}, "
+                    f"{to_number(self.left)} left)")
+        return f"{self.resource} below zero and not tolerated"
+
+
+def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[Reason]:
+    """Return ``None`` when ``workload`` fits a node with ``remaining`` resources,
+    else the :class:`Reason` naming the first failing resource.
+
+    The workload fits when every resource it requires exists on the node, and
+    no resource of the node would end below zero after subtracting the
+    requirement, except the resources the workload is immune to.
+    Requirements are checked for presence first (in the workload's order),
+    then the node's resources in the node's order.
+
+    Cost: O(number of requirements + number of node resources).
+    """
+    requirements = workload.requirements
+    for key in requirements:
+        if key not in remaining:
+            return Reason(MISSING, key)
+    immunities = workload.immunities
+    for key, left in remaining.items():
+        needed = requirements.get(key, ZERO)
+        if left < needed and key not in immunities:
+            kind = NOT_TOLERATED if left < ZERO else INSUFFICIENT
+            return Reason(kind, key, needed, left)
+    return None
+
+
+def fits(remaining: Mapping[str, Decimal], workload: Workload) -> bool:
+    """Return whether ``workload`` fits; see :func:`check_fit`."""
+    return check_fit(remaining, workload) is None

@@ -1,0 +1,220 @@
+"""Node and Workload: immutable values built from what callers hand in.
+
+Both classes validate once, at construction, and keep their own read-only
+copies of the caller's data: nothing the caller owns is kept or changed.
+"""
+from collections.abc import Mapping as MappingABC
+from decimal import Decimal
+from types import MappingProxyType
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional
+
+import attr
+
+from .errors import InvalidInputError, InvalidTypeError
+from .quantities import to_number, to_quantity
+
+__all__ = ["Node", "Workload"]
+
+
+def check_name(value: Any, where: str) -> str:
+    """Return ``value`` if it is a non-empty string, else raise naming ``where``."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(
+            f"{where}: name must be a string, got {type(value).__name__} {value!r}")
+    if not value:
+        raise InvalidInputError(f"{where}: name must not be empty")
+    return value
+
+
+def _quantities(value: Any, where: str, field: str,
+                finite: bool) -> Mapping[str, Decimal]:
+    if not isinstance(value, MappingABC):
+        raise InvalidTypeError(
+            f"{where}: {field} must be a mapping of name to number, "
+            f"got {type(value).__name__}")
+    checked: Dict[str, Decimal] = {}
+    for key, quantity in value.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInputError(
+                f"{where}: {field} keys must be non-empty strings, got {key!r}")
+        checked[key] = to_quantity(quantity, f"{where}: {field}[{key!r}]", finite)
+    return MappingProxyType(checked)
+
+
+def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
+            or isinstance(value, MappingABC):
+        raise InvalidTypeError(
+            f"{where}: {field} must be a list, tuple or set of strings, "
+            f"got {type(value).__name__} {value!r}")
+    names = frozenset(value)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(
+                f"{where}: {field} must hold non-empty strings, got {name!r}")
+    return names
+
+
+def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
+    return {key: to_number(value) for key, value in quantities.items()}
+
+
+def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[str, Any]:
+    """Check that ``data`` is a mapping with known keys; return a copy."""
+    if not isinstance(data, MappingABC):
+        raise InvalidTypeError(
+            f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
+    unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
+    if unknown:
+        raise InvalidInputError(
+            f"{where}: unknown field {unknown[0]!r} "
+            f"(a {kind} has: {', '.join(allowed)})")
+    fields = dict(data)
+    if "id" in fields:
+        identifier = fields.pop("id")
+        if "name" in fields and fields["name"] != identifier:
+            raise InvalidInputError(
+                f"{where}: 'name' and 'id' disagree ({fields['name']!r} != {identifier!r})")
+        fields["name"] = identifier
+    if "name" not in fields:
+        raise InvalidInputError(f"{where}: missing field 'name'")
+    check_name(fields["name"], where)
+    return fields
+
+
+def _label(kind: str, name: Any) -> str:
+    return f"{kind} {name!r}"
+
+
+@attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
+class Node:
+    """A machine: a name and the resources it offers.
+
+    ``resources`` maps a resource name to a number: a capacity (``cpu: 8``),
+    a tag (quantity 0), a shortcoming (a negative number), a ward
+    (``float('-inf')``) or unlimited room (``float('inf')``). The node keeps a
+    read-only copy with every quantity as an exact :class:`~decimal.Decimal`.
+
+    Raises:
+        InvalidTypeError, InvalidInputError: the name is not a non-empty
+            string, ``resources`` is not a mapping, or a quantity is not a
+            number (or is NaN).
+    """
+
+    name: str = attr.ib()
+    resources: Mapping[str, Decimal] = attr.ib()
+
+    def __init__(self, name: str, resources: Optional[Mapping[str, Any]] = None):
+        where = _label("node", check_name(name, "node"))
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "resources", _quantities(
+            {} if resources is None else resources, where, "resources", False))
+
+    def __hash__(self) -> int:
+        return hash((self.name, frozenset(self.resources.items())))
+
+    def __repr__(self) -> str:
+        return f"Node({self.name!r}, {_plain(self.resources)!r})"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "node") -> "Node":
+        """Build a node from ``{"name": ..., "resources": {...}}``.
+
+        ``"id"`` is accepted as another spelling of ``"name"``; a missing
+        ``"resources"`` means a node with no resources.
+        """
+        fields = _fields(data, where, "node", ("name", "resources"))
+        return cls(fields["name"], fields.get("resources", {}))
+
+    @classmethod
+    def from_list(cls, items: Iterable[Any]) -> List["Node"]:
+        """Build nodes from a list of dicts (nodes already built pass through)."""
+        return [item if isinstance(item, Node)
+                else cls.from_dict(item, f"nodes[{index}]")
+                for index, item in enumerate(_listed(items, "nodes"))]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Return ``{"name": ..., "resources": {...}}`` with plain numbers."""
+        return {"name": self.name, "resources": _plain(self.resources)}
+
+
+@attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
+class Workload:
+    """Something to place: a name, what it requires, and how it behaves.
+
+    ``requirements`` maps a resource name to a finite number (0 asks for a
+    tag; a negative number offsets a shortcoming). ``immunities`` (called
+    tolerations by the HTTP service) are resource names whose value on a
+    node is ignored when fitting, though the node must still have them if
+    they are required. ``aversion_groups`` name groups whose members prefer
+    not to share a node. Both accept a list, tuple or set of strings.
+
+    Raises:
+        InvalidTypeError, InvalidInputError: a bad name, requirements that
+            are not a mapping of finite numbers, or name collections that
+            are not lists, tuples or sets of strings.
+    """
+
+    name: str = attr.ib()
+    requirements: Mapping[str, Decimal] = attr.ib()
+    immunities: FrozenSet[str] = attr.ib()
+    aversion_groups: FrozenSet[str] = attr.ib()
+
+    def __init__(self, name: str, requirements: Optional[Mapping[str, Any]] = None,
+                 immunities: Iterable[str] = (), aversion_groups: Iterable[str] = ()):
+        where = _label("workload", check_name(name, "workload"))
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "requirements", _quantities(
+            {} if requirements is None else requirements, where, "requirements", True))
+        object.__setattr__(self, "immunities", _names(immunities, where, "immunities"))
+        object.__setattr__(self, "aversion_groups",
+                           _names(aversion_groups, where, "aversion_groups"))
+
+    def __hash__(self) -> int:
+        return hash((self.name, frozenset(self.requirements.items()),
+                     self.immunities, self.aversion_groups))
+
+    def __repr__(self) -> str:
+        extras = ""
+        if self.immunities:
+            extras += f", immunities={sorted(self.immunities)!r}"
+        if self.aversion_groups:
+            extras += f", aversion_groups={sorted(self.aversion_groups)!r}"
+        return f"Workload({self.name!r}, {_plain(self.requirements)!r}{extras})"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "workload") -> "Workload":
+        """Build a workload from a dict with ``name`` (or ``id``),
+        ``requirements`` and, optionally, ``immunities`` (or ``tolerations``)
+        and ``aversion_groups``."""
+        fields = _fields(data, where, "workload",
+                         ("name", "requirements", "immunities",
+                          "aversion_groups", "tolerations"))
+        immunities = set(_names(fields.get("immunities", ()), _label(
+            "workload", fields["name"]), "immunities"))
+        immunities |= _names(fields.get("tolerations", ()), _label(
+            "workload", fields["name"]), "tolerations")
+        return cls(fields["name"], fields.get("requirements", {}),
+                   immunities, fields.get("aversion_groups", ()))
+
+    @classmethod
+    def from_list(cls, items: Iterable[Any]) -> List["Workload"]:
+        """Build workloads from a list of dicts (workloads pass through)."""
+        return [item if isinstance(item, Workload)
+                else cls.from_dict(item, f"workloads[{index}]")
+                for index, item in enumerate(_listed(items, "workloads"))]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Return a plain dict that :meth:`from_dict` turns back into this workload."""
+        return {"name": self.name,
+                "requirements": _plain(self.requirements),
+                "immunities": sorted(self.immunities),
+                "aversion_groups": sorted(self.aversion_groups)}
+
+
+def _listed(items: Any, what: str) -> List[Any]:
+    if isinstance(items, (str, bytes)) or isinstance(items, MappingABC) \
+            or not isinstance(items, Iterable):
+        raise InvalidTypeError(
+            f"{what}: expected a list, got {type(items).__name__}")
+    return list(items)

@@ -1,0 +1,8 @@
+"""The import path documented since 0.2.0: ``import pylighthouse.pylighthouse as lighthouse``.
+
+It re-exports the public names of :mod:`pylighthouse`; nothing lives here.
+"""
+from . import __all__ as _public
+from . import *  # noqa: F401,F403
+
+__all__ = list(_public)

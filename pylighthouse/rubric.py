@@ -1,0 +1,91 @@
+"""Rubric scoring: the "size" of a workload or of a node's room, for BinPack."""
+from collections.abc import Mapping as MappingABC
+from decimal import Decimal
+from types import MappingProxyType
+from typing import Any, Dict, Mapping, Tuple
+
+import attr
+
+from .errors import InvalidInputError, InvalidTypeError
+from .quantities import EXACT, ZERO, to_number, to_quantity
+
+__all__ = ["Rubric"]
+
+
+@attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
+class Rubric:
+    """Weights per resource: ``score(map) = sum(weight * quantity)``.
+
+    Only resources named in the rubric count; a resource the map lacks counts
+    as 0; a zero weight contributes 0 even against an infinite quantity.
+    Weights must be finite numbers. When a map's terms hold both +inf and
+    -inf, its score is undefined and sorts after every number.
+
+    Raises:
+        InvalidTypeError, InvalidInputError: the weights are not a mapping of
+            non-empty names to finite numbers.
+    """
+
+    weights: Mapping[str, Decimal] = attr.ib()
+
+    def __init__(self, weights: Mapping[str, Any]):
+        if isinstance(weights, Rubric):
+            weights = weights.weights
+        if not isinstance(weights, MappingABC):
+            raise InvalidTypeError(
+                f"rubric: expected a mapping of resource to weight, "
+                f"got {type(weights).__name__}")
+        checked: Dict[str, Decimal] = {}
+        for key, weight in weights.items():
+            if not isinstance(key, str) or not key:
+                raise InvalidInputError(
+                    f"rubric: resource names must be non-empty strings, got {key!r}")
+            weight = to_quantity(weight, f"rubric[{key!r}]", finite=True)
+            if weight != ZERO:
+                checked[key] = weight
+        object.__setattr__(self, "weights", MappingProxyType(checked))
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.weights.items()))
+
+    def __repr__(self) -> str:
+        return f"Rubric({self.to_dict()!r})"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the non-zero weights as plain numbers."""
+        return {key: to_number(weight) for key, weight in self.weights.items()}
+
+    def score(self, quantities: Mapping[str, Decimal]) -> Decimal:
+        """Return the weighted sum of ``quantities`` (NaN when undefined).
+
+        Cost: O(number of weights).
+        """
+        total = ZERO
+        positive = negative = False
+        for key, weight in self.weights.items():
+            quantity = quantities.get(key)
+            if quantity is None:
+                continue
+            term = EXACT.multiply(weight, quantity)
+            if term.is_infinite():
+                if term > ZERO:
+                    positive = True
+                else:
+                    negative = True
+            else:
+                total = EXACT.add(total, term)
+        if positive and negative:
+            return Decimal("NaN")
+        if positive:
+            return Decimal("Infinity")
+        if negative:
+            return Decimal("-Infinity")
+        return total
+
+    def sort_key(self, quantities: Mapping[str, Decimal], name: str) -> Tuple[int, Decimal, str]:
+        """Return a key that orders by score ascending, then by ``name``;
+        undefined scores go last."""
+        score = self.score(quantities)
+        if score.is_nan():
+            return (1, ZERO, name)
+        return (0, score, name)
