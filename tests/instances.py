@@ -1,0 +1,86 @@
+"""Hypothesis strategies for random clusters that mix every feature of SPEC.md."""
+from decimal import Decimal
+from math import inf
+
+from hypothesis import strategies as st
+
+RESOURCES = ("cpu", "mem", "disk")
+RUBRICS = st.fixed_dictionaries({}, optional={
+    "cpu": st.sampled_from([1, 2, 0.5, 0]),
+    "mem": st.sampled_from([0.5, 0.25, 1, -1]),
+    "disk": st.sampled_from([0.025, 0.1, 0]),
+    "gpu": st.sampled_from([3, 0]),
+    "flies": st.sampled_from([1, -1]),
+})
+
+tenths = st.integers(0, 40).map(lambda n: n / 10)  # 0.0 .. 4.0 as floats
+amounts = st.one_of(st.integers(0, 12), tenths, st.integers(0, 12).map(Decimal))
+
+
+@st.composite
+def node_specs(draw, name):
+    resources = {key: draw(amounts) for key in RESOURCES if draw(st.booleans()) or key == "cpu"}
+    if draw(st.integers(0, 6)) == 0:
+        resources["cpu"] = inf  # unlimited
+    if draw(st.integers(0, 6)) == 0:
+        resources["gpu"] = draw(st.integers(0, 2))
+    if draw(st.integers(0, 6)) == 0:
+        resources["ssd"] = 0  # a tag
+    if draw(st.integers(0, 4)) == 0:
+        resources["slots"] = draw(st.integers(1, 3))  # a semaphore
+    if draw(st.integers(0, 6)) == 0:
+        resources["flies"] = -draw(st.integers(1, 5))  # a shortcoming
+    if draw(st.integers(0, 7)) == 0:
+        resources["spiders"] = -inf  # a ward
+    return {"name": name, "resources": resources}
+
+
+@st.composite
+def workload_specs(draw, name):
+    requirements = {key: draw(tenths) for key in RESOURCES if draw(st.booleans())}
+    if draw(st.integers(0, 8)) == 0:
+        requirements["gpu"] = 1
+    if draw(st.integers(0, 8)) == 0:
+        requirements["ssd"] = 0
+    if draw(st.integers(0, 5)) == 0:
+        requirements["slots"] = 1
+    if draw(st.integers(0, 6)) == 0:
+        requirements["flies"] = -draw(st.integers(0, 5))
+    spec = {"name": name, "requirements": requirements}
+    if draw(st.integers(0, 5)) == 0:
+        spec["immunities"] = draw(st.lists(
+            st.sampled_from(["spiders", "flies", "cpu", "mem"]), max_size=2, unique=True))
+    if draw(st.integers(0, 2)) == 0:
+        spec["aversion_groups"] = draw(st.lists(
+            st.sampled_from(["a", "b", "c"]), min_size=1, max_size=2, unique=True))
+    return spec
+
+
+@st.composite
+def clusters(draw, max_nodes=6):
+    count = draw(st.integers(0, max_nodes))
+    return [draw(node_specs(f"node-{i}")) for i in range(count)]
+
+
+@st.composite
+def batches(draw, prefix, max_size=8):
+    count = draw(st.integers(0, max_size))
+    return [draw(workload_specs(f"{prefix}-{i}")) for i in range(count)]
+
+
+@st.composite
+def operations(draw, max_steps=8, prefix="s"):
+    """A sequence of lifecycle operations, with names resolved later against state."""
+    steps = []
+    for index in range(draw(st.integers(1, max_steps))):
+        kind = draw(st.sampled_from(
+            ["assign", "assign", "assign", "all_or_nothing", "release", "add",
+             "cordon", "uncordon", "drain", "remove"]))
+        if kind in ("assign", "all_or_nothing"):
+            steps.append((kind, draw(batches(f"{prefix}{index}w"))))
+        elif kind == "add":
+            steps.append((kind, [draw(node_specs(f"{prefix}{index}n{i}"))
+                                 for i in range(draw(st.integers(1, 2)))]))
+        else:
+            steps.append((kind, draw(st.randoms(use_true_random=False))))
+    return steps
