@@ -1,0 +1,63 @@
+"""The fit rule and the reasons it gives."""
+from decimal import Decimal
+from math import inf
+
+from hypothesis import given
+
+from pylighthouse import Node, Workload
+from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit, fits)
+from reference import Load, Machine
+from reference import fits as reference_fits
+from instances import node_specs, workload_specs
+
+
+def reason(resources, **workload):
+    return check_fit(Node("n", resources).resources, Workload("w", **workload))
+
+
+def test_a_workload_fits_when_every_requirement_is_present_and_nothing_goes_below_zero():
+    assert reason({"cpu": 2, "mem": 4}, requirements={"cpu": 2}) is None
+    assert reason({"cpu": 2}, requirements={}) is None
+
+
+def test_missing_resources_never_fit_even_as_zero_tags_or_immunities():
+    assert reason({"cpu": 2}, requirements={"ssd": 0}) == Reason(MISSING, "ssd")
+    assert reason({"cpu": 2}, requirements={"gpu": 1}, immunities=["gpu"]) == \
+        Reason(MISSING, "gpu")
+    assert str(reason({"cpu": 2}, requirements={"ssd": 0})) == "missing resource ssd"
+
+
+def test_insufficient_names_the_first_failing_resource_in_node_order():
+    found = reason({"cpu": 1, "mem": 1}, requirements={"mem": 2, "cpu": 2})
+    assert found == Reason(INSUFFICIENT, "cpu", Decimal(2), Decimal(1))
+    assert str(found) == "insufficient cpu (needs 2, 1 left)"
+
+
+def test_shortcomings_and_wards_refuse_unless_offset_or_immune():
+    assert reason({"flies": -5}, requirements={}).kind == NOT_TOLERATED
+    assert reason({"flies": -5}, requirements={"flies": -4}).kind == NOT_TOLERATED
+    assert reason({"flies": -5}, requirements={"flies": -5}) is None
+    assert reason({"flies": -5}, requirements={}, immunities=["flies"]) is None
+    assert reason({"spiders": -inf}, requirements={"spiders": -1000}).kind == NOT_TOLERATED
+    assert reason({"spiders": -inf}, requirements={}, immunities=["spiders"]) is None
+    assert str(reason({"spiders": -inf}, requirements={})) == \
+        "spiders below zero and not tolerated"
+
+
+def test_immunity_ignores_the_value_of_a_present_resource():
+    assert reason({"cpu": 1}, requirements={"cpu": 5}, immunities=["cpu"]) is None
+
+
+def test_unlimited_resources_always_have_room():
+    assert reason({"cpu": inf}, requirements={"cpu": 10 ** 9}) is None
+
+
+def test_semaphores_count_down_to_zero():
+    assert reason({"wife": 1}, requirements={"wife": 1}) is None
+    assert reason({"wife": 0}, requirements={"wife": 1}).kind == INSUFFICIENT
+
+
+@given(node_specs("n"), workload_specs("w"))
+def test_check_fit_agrees_with_the_reference(node, workload):
+    ours = fits(Node.from_dict(node).resources, Workload.from_dict(workload))
+    assert ours == reference_fits(Machine(node), Load(workload))

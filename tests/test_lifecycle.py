@@ -1,0 +1,241 @@
+"""Release, add, cordon, drain, remove, all-or-nothing, explain, utilization, snapshots."""
+import json
+from decimal import Decimal
+from math import inf
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
+                          InvalidInputError, LighthouseException, Node,
+                          PrioritizedDistributor, RoundRobinDistributor, UnknownNameError)
+from instances import RUBRICS, clusters, operations
+from test_differential import concrete, run
+
+NODES = [{"name": "a", "resources": {"cpu": 4, "mem": 8}},
+         {"name": "b", "resources": {"cpu": 4, "mem": 8}},
+         {"name": "c", "resources": {"cpu": 2, "mem": 2, "gpu": 1}}]
+
+
+def loads(*specs):
+    return [{"name": name, "requirements": {"cpu": cpu}} for name, cpu in specs]
+
+
+def test_release_returns_resources_exactly():
+    distributor = PrioritizedDistributor.from_list([{"name": "n", "resources": {"cpu": 0.3}}])
+    distributor.attempt_assign_loads(loads(("x", 0.1), ("y", 0.1), ("z", 0.1)))
+    assert distributor.release_loads(["y", "x"]) == {"y": "n", "x": "n"}
+    assert distributor.release_loads("z") == {"z": "n"}
+    assert distributor.node_state("n").remaining == {"cpu": 0.3}
+    assert distributor.assignments == {}
+
+
+def test_release_of_an_unknown_name_changes_nothing():
+    distributor = PrioritizedDistributor.from_list(NODES)
+    distributor.attempt_assign_loads(loads(("x", 1)))
+    before = distributor.to_dict()
+    with pytest.raises(UnknownNameError, match="workload 'ghost': not placed"):
+        distributor.release_loads(["x", "ghost"])
+    with pytest.raises(DuplicateNameError):
+        distributor.release_loads(["x", "x"])
+    with pytest.raises(KeyError):
+        distributor.release_loads(["ghost"])
+    assert distributor.to_dict() == before
+
+
+def test_added_nodes_go_last_or_by_score():
+    prioritized = PrioritizedDistributor.from_list([{"name": "z", "resources": {"cpu": 1}}])
+    prioritized.add_nodes([Node("y", {"cpu": 5})])
+    assert [node.name for node in prioritized.nodes] == ["z", "y"]
+    assert prioritized.attempt_assign_loads(loads(("w", 1), ("v", 1))) == {"w": "z", "v": "y"}
+    binpack = BinPackDistributor.from_list({"cpu": 1}, [{"name": "z", "resources": {"cpu": 5}}])
+    binpack.add_nodes([{"name": "y", "resources": {"cpu": 2}}])
+    assert binpack.attempt_assign_loads(loads(("w", 1))) == {"w": "y"}
+
+
+def test_round_robin_treats_an_added_node_as_the_next_one():
+    distributor = RoundRobinDistributor.from_list(NODES[:2])
+    assert distributor.attempt_assign_loads(loads(("w", 1), ("v", 1))) == {"w": "a", "v": "b"}
+    distributor.add_nodes([{"name": "d", "resources": {"cpu": 1}}])
+    assert distributor.attempt_assign_loads(loads(("u", 1))) == {"u": "d"}
+
+
+def test_cordoned_nodes_keep_their_workloads_but_take_no_new_ones():
+    distributor = PrioritizedDistributor.from_list(NODES)
+    distributor.attempt_assign_loads(loads(("x", 1)))
+    distributor.cordon("a")
+    assert distributor.attempt_assign_loads(loads(("y", 1))) == {"y": "b"}
+    assert distributor.node_state("a").workloads == ("x",)
+    assert distributor.node_state("a").cordoned
+    distributor.uncordon("a")
+    assert distributor.attempt_assign_loads(loads(("z", 1))) == {"z": "a"}
+    with pytest.raises(UnknownNameError, match="node 'nope': no such node"):
+        distributor.cordon("nope")
+
+
+def test_drain_moves_what_it_can_and_keeps_the_rest():
+    distributor = PrioritizedDistributor.from_list(NODES)
+    distributor.attempt_assign_loads(loads(("x", 3), ("y", 1)) + [
+        {"name": "g", "requirements": {"gpu": 1}}])
+    assert distributor.assignments == {"x": "a", "y": "a", "g": "c"}
+    assert distributor.drain("a") == {"x": "b", "y": "b"}
+    assert distributor.node_state("a").workloads == ()
+    assert distributor.drain("c") == {"g": None}  # nowhere else has a gpu
+    assert distributor.assignments == {"x": "b", "y": "b", "g": "c"}
+    assert distributor.node_state("c").cordoned
+
+
+def test_binpack_drains_biggest_first():
+    distributor = BinPackDistributor.from_list({"cpu": 1}, [
+        {"name": "full", "resources": {"cpu": 4}}, {"name": "spare", "resources": {"cpu": 3}}])
+    distributor.cordon("spare")
+    distributor.attempt_assign_loads(loads(("small", 1), ("big", 3)))
+    distributor.uncordon("spare")
+    assert list(distributor.drain("full")) == ["big", "small"]
+
+
+def test_remove_nodes_replaces_workloads_or_reports_them_lost():
+    distributor = RoundRobinDistributor.from_list(NODES)
+    distributor.attempt_assign_loads(loads(("x", 3), ("y", 3), ("z", 2)))
+    assert distributor.assignments == {"x": "a", "y": "b", "z": "c"}
+    assert distributor.remove_nodes(["a", "c"]) == {"x": None, "z": None}
+    assert distributor.assignments == {"y": "b"}
+    assert [node.name for node in distributor.nodes] == ["b"]
+    with pytest.raises(UnknownNameError):
+        distributor.remove_nodes(["b", "a"])
+    assert [node.name for node in distributor.nodes] == ["b"]
+
+
+def test_all_or_nothing_places_everything_or_nothing():
+    for distributor in (PrioritizedDistributor.from_list(NODES),
+                        RoundRobinDistributor.from_list(NODES),
+                        BinPackDistributor.from_list({"cpu": 1}, NODES)):
+        distributor.attempt_assign_loads(loads(("first", 1)))
+        before = distributor.to_dict()
+        result = distributor.attempt_assign_loads(loads(("p", 2), ("q", 9)), all_or_nothing=True)
+        assert result == {"p": None, "q": None}
+        assert distributor.to_dict() == before
+        result = distributor.attempt_assign_loads(loads(("p", 2), ("q", 2)), all_or_nothing=True)
+        assert None not in result.values()
+        assert {name: distributor.assignments[name] for name in result} == result
+
+
+def test_explain_counts_the_reasons_of_every_node():
+    distributor = PrioritizedDistributor.from_list(NODES + [
+        {"name": "d", "resources": {"cpu": 8, "mem": 8, "spiders": -inf}},
+        {"name": "e", "resources": {"cpu": 8, "mem": 8}}])
+    distributor.cordon("e")
+    explanation = distributor.explain({"name": "big", "requirements": {"cpu": 5}})
+    assert str(explanation) == ("0/5 nodes fit: 3 insufficient cpu (needs 5, most left 4), "
+                                "1 spiders below zero and not tolerated, 1 cordoned")
+    assert explanation.choice is None and explanation.fits == ()
+    gpu = distributor.explain({"name": "g", "requirements": {"gpu": 1}})
+    assert str(gpu) == "1/5 nodes fit: 3 missing resource gpu, 1 cordoned"
+    assert gpu.fits == ("c",) and gpu.choice == "c"
+    assert distributor.to_dict()["placements"] == []
+
+
+def test_explain_reports_aversion_conflicts():
+    distributor = PrioritizedDistributor.from_list(NODES[:2])
+    distributor.attempt_assign_loads([{"name": "x", "requirements": {"cpu": 1},
+                                       "aversion_groups": ["db"]}])
+    explanation = distributor.explain({"name": "y", "requirements": {"cpu": 1},
+                                       "aversion_groups": ["db"]})
+    assert explanation.averse == ("a",) and explanation.fits == ("b",)
+    assert explanation.choice == "b"
+    assert str(explanation) == "2/2 nodes fit (1 only by sharing an aversion group with it)"
+    assert explanation.to_dict()["summary"] == str(explanation)
+
+
+def test_utilization_reports_capacity_use_and_room():
+    distributor = PrioritizedDistributor.from_list([
+        {"name": "n", "resources": {"cpu": 2, "ssd": 0, "disk": inf}},
+        {"name": "m", "resources": {"cpu": 1.5, "spiders": -inf}}])
+    distributor.attempt_assign_loads([{"name": "w", "requirements": {"cpu": 0.5, "disk": 7}}])
+    assert distributor.utilization() == {
+        "cluster": {"cpu": {"capacity": 3.5, "used": 0.5, "free": 3},
+                    "ssd": {"capacity": 0, "used": 0, "free": 0},
+                    "disk": {"capacity": inf, "used": 7, "free": inf},
+                    "spiders": {"capacity": -inf, "used": 0, "free": -inf}},
+        "nodes": {"n": {"cpu": {"capacity": 2, "used": 0.5, "free": 1.5},
+                        "ssd": {"capacity": 0, "used": 0, "free": 0},
+                        "disk": {"capacity": inf, "used": 7, "free": inf}},
+                  "m": {"cpu": {"capacity": 1.5, "used": 0, "free": 1.5},
+                        "spiders": {"capacity": -inf, "used": 0, "free": -inf}}}}
+
+
+def test_snapshots_are_standard_json_and_restore_the_right_class():
+    distributor = RoundRobinDistributor.from_list([
+        {"name": "n", "resources": {"cpu": inf, "spiders": -inf, "mem": 0.1}}])
+    distributor.attempt_assign_loads([{"name": "w", "requirements": {"mem": 0.1},
+                                       "immunities": ["spiders"], "aversion_groups": ["g"]}])
+    distributor.cordon("n")
+    text = json.dumps(distributor.to_dict(), allow_nan=False)
+    assert '"-inf"' in text and '"inf"' in text
+    restored = Distributor.from_dict(json.loads(text))
+    assert isinstance(restored, RoundRobinDistributor)
+    assert restored.to_dict() == distributor.to_dict()
+    assert restored.node_state("n") == distributor.node_state("n")
+    assert restored.workload("w") == distributor.workload("w")
+    with pytest.raises(InvalidInputError, match="holds a RoundRobin distributor"):
+        PrioritizedDistributor.from_dict(json.loads(text))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s.update(format=9), "snapshot: format: expected 1"),
+    (lambda s: s.update(strategy="Random"), "snapshot: strategy: unknown strategy 'Random'"),
+    (lambda s: s.update(cursor=7), "snapshot: cursor: expected a whole number from 0 to 1"),
+    (lambda s: s["placements"][0].update(node="zz"), r"snapshot: placements\[0\].node"),
+    (lambda s: s["nodes"][0]["resources"].update(cpu="lots"),
+     'snapshot: nodes\\[0\\].resources.cpu: expected a number, got "lots"'),
+    (lambda s: s["placements"].append(s["placements"][0]), "is placed twice"),
+])
+def test_bad_snapshots_are_refused(change, message):
+    distributor = RoundRobinDistributor.from_list([{"name": "n", "resources": {"cpu": 1}}])
+    distributor.attempt_assign_loads(loads(("w", 1)))
+    snapshot = distributor.to_dict()
+    change(snapshot)
+    with pytest.raises(LighthouseException, match=message):
+        Distributor.from_dict(snapshot)
+
+
+@settings(max_examples=120, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack"]),
+       nodes=clusters(), rubric=RUBRICS, steps=operations())
+def test_invariants_hold_through_any_sequence(strategy, nodes, rubric, steps):
+    distributor = (BinPackDistributor.from_list(rubric, nodes) if strategy == "BinPack" else
+                   {"Prioritized": PrioritizedDistributor,
+                    "RoundRobin": RoundRobinDistributor}[strategy].from_list(nodes))
+    for step in steps:
+        operation = concrete(step, distributor.assignments,
+                             [node.name for node in distributor.nodes])
+        run(operation, distributor)
+        check_books(distributor)
+        # A failing call changes nothing.
+        before = distributor.to_dict()
+        with pytest.raises(LighthouseException):
+            distributor.release_loads(list(distributor.assignments) + ["no-such-workload"])
+        assert distributor.to_dict() == before
+    distributor.release_loads(list(distributor.assignments))
+    for state in distributor.node_states():
+        assert state.remaining == state.capacity
+        assert state.workloads == ()
+
+
+def check_books(distributor):
+    seen = set()
+    for state in distributor.node_states():
+        capacity = Node("n", state.capacity).resources
+        used = {key: Decimal(0) for key in capacity}
+        for name in state.workloads:
+            assert name not in seen  # each workload on at most one node
+            seen.add(name)
+            assert distributor.assignments[name] == state.name
+            for key, needed in distributor.workload(name).requirements.items():
+                used[key] += needed
+        remaining = Node("n", state.remaining).resources
+        for key in capacity:
+            expected = capacity[key] if capacity[key].is_infinite() else capacity[key] - used[key]
+            assert remaining[key] == expected
+    assert seen == set(distributor.assignments)

@@ -1,0 +1,63 @@
+"""Exact quantities: reading numbers in, writing them out, and never drifting."""
+from decimal import Decimal
+from fractions import Fraction
+from math import inf, isnan
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pylighthouse import InvalidInputError, InvalidTypeError
+from pylighthouse.quantities import (from_json_quantity, to_json_quantity, to_number,
+                                     to_quantity)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0.1, Decimal("0.1")), (3, Decimal(3)), (Decimal("2.50"), Decimal("2.50")),
+    (Fraction(3, 8), Decimal("0.375")), (1e-7, Decimal("1e-7")),
+    (inf, Decimal("Infinity")), (-inf, Decimal("-Infinity")),
+])
+def test_to_quantity_reads_numbers_exactly(value, expected):
+    assert to_quantity(value, "x") == expected
+
+
+def test_to_quantity_refuses_what_is_not_a_real_number():
+    for value in ("1", None, True, [1], 1j):
+        with pytest.raises(InvalidTypeError, match="^here: expected a number"):
+            to_quantity(value, "here")
+    with pytest.raises(InvalidInputError, match="NaN"):
+        to_quantity(float("nan"), "here")
+    with pytest.raises(InvalidInputError, match="must be finite"):
+        to_quantity(inf, "here", finite=True)
+
+
+def test_to_number_gives_the_plainest_exact_form():
+    assert to_number(Decimal("4.000")) == 4 and isinstance(to_number(Decimal("4.0")), int)
+    assert to_number(Decimal("0.3")) == 0.3
+    long = Decimal("0.12345678901234567890")
+    assert to_number(long) is long
+    assert to_number(Decimal("-Infinity")) == -inf
+    assert isnan(to_number(Decimal("NaN")))
+
+
+def test_json_quantities_round_trip():
+    for quantity in (Decimal("0.1"), Decimal(7), Decimal("Infinity"), Decimal("-Infinity"),
+                     Decimal("0.12345678901234567890")):
+        written = to_json_quantity(quantity)
+        assert from_json_quantity(written, "q", decimal_strings=True) == quantity
+    assert to_json_quantity(Decimal("-Infinity")) == "-inf"
+    assert from_json_quantity("Infinity", "q") == Decimal("Infinity")
+    with pytest.raises(InvalidTypeError, match='^a.b: expected a number, got "lots"'):
+        from_json_quantity("lots", "a.b")
+    with pytest.raises(InvalidTypeError):
+        from_json_quantity("1.5", "a.b")
+
+
+@given(st.lists(st.integers(1, 99).map(lambda n: n / 100), min_size=1, max_size=30))
+def test_sums_of_decimals_are_exact(values):
+    quantities = [to_quantity(value, "v") for value in values]
+    total = sum(quantities, Decimal(0))
+    assert total == sum(Fraction(repr(v)) for v in values)
+    for quantity in quantities:
+        total -= quantity
+    assert total == 0
