@@ -1,0 +1,45 @@
+"""The docs and the project's commands stay true: every public name documented,
+the README's commands are the ones CI and users run."""
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pylighthouse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_commands():
+    """The indented shell commands of the README's quick start, in order."""
+    text = (ROOT / "README.rst").read_text()
+    section = text.split("Quick start", 1)[1].split("Features", 1)[0]
+    return [line.strip() for line in section.splitlines() if line.startswith("    python")]
+
+
+def test_every_public_name_is_in_the_api_reference():
+    documented = "\n".join(path.read_text() for path in (ROOT / "docs").glob("*.rst"))
+    for name in pylighthouse.__all__:
+        if name.startswith("__"):
+            continue
+        assert re.search(rf"\.\. auto\w+:: pylighthouse\.{name}\b", documented), name
+
+
+def test_ci_runs_exactly_the_readme_check_command():
+    check = readme_commands()[1]
+    assert "pytest" in check and "flake8" in check and "sphinx" in check
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert check in [line.strip() for line in script]
+
+
+def test_the_readme_main_job_runs_and_prints_where_workloads_went():
+    command = readme_commands()[0]
+    install, _, job = command.partition(" && ")
+    assert install.startswith("python -m pip install .")
+    argv = shlex.split(job)
+    argv[0] = sys.executable if argv[0] == "python" else argv[0]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for workload, node in (("req-1", "node-2"), ("req-2", "node-3"), ("req-3", "node-1")):
+        assert re.search(rf"{workload}\W+{node}", done.stdout), done.stdout
