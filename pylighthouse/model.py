@@ -47,12 +47,12 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
         raise InvalidTypeError(
             f"{where}: {field} must be a list, tuple or set of strings, "
             f"got {type(value).__name__} {value!r}")
-    names = frozenset(value)
+    names = list(value)
     for name in names:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
                 f"{where}: {field} must hold non-empty strings, got {name!r}")
-    return names
+    return frozenset(names)
 
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:

@@ -4,7 +4,7 @@ from decimal import Decimal
 from math import inf
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
@@ -239,3 +239,40 @@ def check_books(distributor):
             expected = capacity[key] if capacity[key].is_infinite() else capacity[key] - used[key]
             assert remaining[key] == expected
     assert seen == set(distributor.assignments)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(
+        st.sampled_from(["name", "node", "workload", "resources", "requirements", "cpu",
+                         "immunities", "aversion_groups", "cordoned", "x"]), children,
+        max_size=4), max_leaves=12)
+
+
+quantity_maps = st.dictionaries(st.sampled_from(["cpu", "mem"]), json_values, max_size=2)
+node_items = st.fixed_dictionaries(
+    {"name": st.sampled_from(["n", "m"]) | json_values, "resources": quantity_maps | json_values},
+    optional={"cordoned": json_values})
+placement_items = st.fixed_dictionaries({
+    "node": st.sampled_from(["n", "m"]) | json_values,
+    "workload": st.fixed_dictionaries(
+        {"name": st.sampled_from(["w", "v"]) | json_values,
+         "requirements": quantity_maps | json_values},
+        optional={"immunities": json_values, "aversion_groups": json_values}) | json_values})
+
+
+@settings(max_examples=300, deadline=None)
+@given(nodes=st.lists(node_items | json_values, max_size=2),
+       placements=st.lists(placement_items | json_values, max_size=2),
+       strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack"]),
+       extra=st.dictionaries(st.sampled_from(["cursor", "rubric"]), json_values))
+def test_malformed_snapshots_only_raise_library_errors(nodes, placements, strategy, extra):
+    snapshot = {"format": 1, "strategy": strategy, "nodes": nodes, "placements": placements}
+    snapshot.update(extra)
+    try:
+        restored = Distributor.from_dict(snapshot)
+    except LighthouseException as error:
+        event(type(error).__name__)
+        return
+    event("restored")
+    assert Distributor.from_dict(restored.to_dict()).to_dict() == restored.to_dict()

@@ -123,3 +123,10 @@ def test_errors_derive_from_the_matching_builtins():
         Workload("w", {"cpu": "1"})
     with pytest.raises(TypeError):
         Node.from_list("not a list")
+
+
+def test_unhashable_names_are_refused_with_a_library_error():
+    with pytest.raises(InvalidInputError, match="immunities must hold non-empty strings"):
+        Workload("w", {}, [["spiders"]])
+    with pytest.raises(InvalidInputError, match="aversion_groups must hold non-empty strings"):
+        Workload("w", {}, (), [{}])
