@@ -280,9 +280,12 @@ class _Search:
         """The best mix found within ``limit`` new nodes."""
         if not self.waiting or limit == 0:
             return ()
-        # One node per waiting workload always suffices in the plain case,
-        # so no search needs to go further.
-        ceiling = len(self.waiting) if limit is None else min(limit, len(self.waiting))
+        # One new node per hostable pending workload is enough in practice.
+        # Not one per waiting workload: new nodes can draw workloads away
+        # from existing ones (RoundRobin's cursor passes them), so a plan may
+        # need more new nodes than workloads that waited without them.
+        hostable = len(self.loads) - len(self.homeless)
+        ceiling = hostable if limit is None else min(limit, hostable)
         candidates = [self.count_up(index, ceiling) for index in range(len(self.templates))
                       if all(self.hosts(index, load) for load in self.waiting)]
         if len(self.templates) > 1:
