@@ -56,18 +56,14 @@ class ScaleUpPlan:
                 "cost": self.cost}
 
     def __str__(self) -> str:
-        count = len(self.new_nodes)
-        if count:
-            lines = [f"add {_count(count, 'node')} (cost {self.cost}):"]
-            lines += [f"  {node.name} {_resources(node)}" for node in self.new_nodes]
-        else:
-            lines = ["add no nodes"]
-        lines.append(f"place {_count(len(self.assignments), 'workload')}"
-                     + (":" if self.assignments else ""))
-        lines += [f"  {load} -> {node}" for load, node in self.assignments.items()]
+        lines = _section("add", "node", [f"{node.name} {_resources(node)}"
+                                         for node in self.new_nodes],
+                         f" (cost {self.cost})")
+        lines += _section("place", "workload", [f"{load} -> {node}" for load, node
+                                                in self.assignments.items()])
         if self.unplaceable:
-            lines.append(f"leave {_count(len(self.unplaceable), 'workload')} pending:")
-            lines += [f"  {load}: {why}" for load, why in self.unplaceable.items()]
+            lines += _section("leave", "workload", [f"{load}: {why}" for load, why
+                                                    in self.unplaceable.items()], " pending")
         return "\n".join(lines)
 
 
@@ -91,18 +87,21 @@ class ScaleDownPlan:
                 "kept": dict(self.kept)}
 
     def __str__(self) -> str:
-        if self.removable:
-            lines = [f"remove {_count(len(self.removable), 'node')}: "
-                     f"{', '.join(self.removable)}"]
-        else:
-            lines = ["remove no nodes"]
-        lines.append(f"move {_count(len(self.moves), 'workload')}"
-                     + (":" if self.moves else ""))
-        lines += [f"  {load} -> {node}" for load, node in self.moves.items()]
+        lines = [f"remove {_count(len(self.removable), 'node')}: "
+                 f"{', '.join(self.removable)}" if self.removable else "remove no nodes"]
+        lines += _section("move", "workload", [f"{load} -> {node}" for load, node
+                                               in self.moves.items()])
         if self.kept:
-            lines.append(f"keep {_count(len(self.kept), 'node')}:")
-            lines += [f"  {node}: {why}" for node, why in self.kept.items()]
+            lines += _section("keep", "node", [f"{node}: {why}" for node, why
+                                               in self.kept.items()])
         return "\n".join(lines)
+
+
+def _section(verb: str, noun: str, rows: List[str], note: str = "") -> List[str]:
+    """A heading such as ``place 2 workloads:`` and its rows, indented."""
+    if not rows:
+        return [f"{verb} no {noun}s"]
+    return [f"{verb} {_count(len(rows), noun)}{note}:"] + [f"  {row}" for row in rows]
 
 
 def _count(number: int, noun: str) -> str:

@@ -268,7 +268,7 @@ def test_scale_down_removes_the_most_empty_nodes_and_keeps_the_rest():
                          "node-1": "a cannot move: 0/2 nodes fit: "
                                    "1 cordoned, 1 insufficient cpu (needs 3, most left 1)"}
     assert str(plan) == "\n".join([
-        "remove 1 node: node-3", "move 0 workloads", "keep 2 nodes",
+        "remove 1 node: node-3", "move no workloads", "keep 2 nodes",
         "  node-2: " + plan.kept["node-2"], "  node-1: " + plan.kept["node-1"]]).replace(
         "keep 2 nodes", "keep 2 nodes:")
 
