@@ -10,6 +10,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
 from .explain import Explanation
 from .fit import Reason, check_fit
 from .model import Node, Workload
+from .planning import ScaleDownPlan, ScaleUpPlan, plan_scale_down, plan_scale_up
 from .rubric import Rubric
 
 __version__ = "0.3.0"
@@ -18,6 +19,7 @@ __all__ = [
     "Node", "Workload", "Rubric",
     "Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
     "BinPackDistributor", "NodeState", "Explanation", "Reason", "check_fit",
+    "plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
     "LighthouseException", "InvalidInputError", "InvalidTypeError",
     "DuplicateNameError", "UnknownNameError",
     "__version__",

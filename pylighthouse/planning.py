@@ -1,0 +1,547 @@
+"""Elastic planning: how many nodes to add for pending work, and which nodes to give back.
+
+Both planners answer by simulation. They copy the distributor they are asked
+about (:meth:`~pylighthouse.Distributor.to_dict`, then
+:meth:`~pylighthouse.Distributor.from_dict`) and call the copy's own methods,
+so a plan follows the distributor's strategy and the one fit rule exactly,
+and the distributor itself is never changed.
+"""
+import math
+from collections.abc import Mapping as MappingABC
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import attr
+
+from .distributors import Distributor, NodeState, PrioritizedDistributor
+from .errors import InvalidInputError, InvalidTypeError
+from .fit import check_fit
+from .model import Node, Workload, check_name
+from .quantities import ZERO, to_number, to_quantity
+
+__all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
+           "lower_bound"]
+
+#: The name prefix of new nodes made from a dict template that gives none.
+DEFAULT_PREFIX = "node"
+
+TemplateLike = Union[Node, Mapping[str, Any]]
+Mix = Tuple[int, ...]  # template positions, in the order their nodes are added
+
+
+# ------------------------------------------------------------------ plans
+
+@attr.s(frozen=True, auto_attribs=True, kw_only=True)
+class ScaleUpPlan:
+    """What :func:`plan_scale_up` advises: nodes to create and where the work goes.
+
+    ``new_nodes`` are the nodes to create, in the order to add them;
+    ``assignments`` maps every pending workload that would be placed to its
+    node (an existing node or a new one), in the order the workloads were
+    given; ``unplaceable`` maps every other pending workload to the reason it
+    would stay pending; ``cost`` is the summed cost of the new nodes.
+    """
+
+    new_nodes: List[Node]
+    assignments: Dict[str, str]
+    unplaceable: Dict[str, str]
+    cost: Any
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the plan as plain data (nodes as :meth:`Node.to_dict` gives them)."""
+        return {"new_nodes": [node.to_dict() for node in self.new_nodes],
+                "assignments": dict(self.assignments),
+                "unplaceable": dict(self.unplaceable),
+                "cost": self.cost}
+
+    def __str__(self) -> str:
+        lines = _section("add", "node", [f"{node.name} {_resources(node)}"
+                                         for node in self.new_nodes],
+                         f" (cost {self.cost})")
+        lines += _section("place", "workload", [f"{load} -> {node}" for load, node
+                                                in self.assignments.items()])
+        if self.unplaceable:
+            lines += _section("leave", "workload", [f"{load}: {why}" for load, why
+                                                    in self.unplaceable.items()], " pending")
+        return "\n".join(lines)
+
+
+@attr.s(frozen=True, auto_attribs=True, kw_only=True)
+class ScaleDownPlan:
+    """What :func:`plan_scale_down` advises: nodes to give back and the moves it takes.
+
+    ``removable`` names the nodes to remove, in the order to remove them;
+    ``moves`` maps every workload that changes node to the node it ends on
+    (a workload moved twice is listed once, with its last node); ``kept``
+    maps every other node to the reason it has to stay.
+    """
+
+    removable: List[str]
+    moves: Dict[str, str]
+    kept: Dict[str, str]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the plan as plain data."""
+        return {"removable": list(self.removable), "moves": dict(self.moves),
+                "kept": dict(self.kept)}
+
+    def __str__(self) -> str:
+        lines = [f"remove {_count(len(self.removable), 'node')}: "
+                 f"{', '.join(self.removable)}" if self.removable else "remove no nodes"]
+        lines += _section("move", "workload", [f"{load} -> {node}" for load, node
+                                               in self.moves.items()])
+        if self.kept:
+            lines += _section("keep", "node", [f"{node}: {why}" for node, why
+                                               in self.kept.items()])
+        return "\n".join(lines)
+
+
+def _section(verb: str, noun: str, rows: List[str], note: str = "") -> List[str]:
+    """A heading such as ``place 2 workloads:`` and its rows, indented."""
+    if not rows:
+        return [f"{verb} no {noun}s"]
+    return [f"{verb} {_count(len(rows), noun)}{note}:"] + [f"  {row}" for row in rows]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _resources(node: Node) -> str:
+    return "{" + ", ".join(f"{key} {to_number(value)}"
+                           for key, value in node.resources.items()) + "}"
+
+
+# -------------------------------------------------------------- scale up
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class _Template:
+    """A node shape: the prefix of its nodes' names, its resources and its cost."""
+
+    prefix: str
+    shape: Node
+    cost: Decimal
+
+
+def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
+                  templates: Union[TemplateLike, Iterable[TemplateLike]],
+                  max_new_nodes: Optional[int] = None) -> ScaleUpPlan:
+    """Plan the new nodes that would let ``pending`` be placed, and where it would go.
+
+    ``pending`` holds workloads (Workload objects or dicts) that are not
+    placed yet. ``templates`` holds the node shapes that can be created: a
+    :class:`~pylighthouse.Node` (its name is the prefix of the new nodes'
+    names, its cost 1) or a dict with ``resources`` and, optionally, ``name``
+    (the prefix, default ``"node"``) and ``cost`` (a number of at least 0,
+    default 1). A single template may be given without a list. New nodes are
+    named ``<prefix>-1``, ``<prefix>-2``... skipping names already taken.
+
+    The plan places the pending workloads with the distributor's own
+    strategy, existing nodes and new nodes together, exactly as
+    ``add_nodes(plan.new_nodes)`` followed by
+    ``attempt_assign_loads(pending)`` would. Among the sets of new nodes it
+    tries it keeps the one that leaves the fewest workloads pending, then
+    has the fewest nodes, then the lowest cost. A workload that no template
+    could host even when empty does not cause any node to be added: it is
+    listed in ``unplaceable`` with the fit rule's reason for every template.
+    ``max_new_nodes`` caps the number of new nodes; the workloads the cap
+    leaves out are listed in ``unplaceable`` too, with the one-line
+    explanation of the planned cluster. The distributor is not changed.
+
+    Raises:
+        InvalidInputError, InvalidTypeError: a workload, a template or
+            ``max_new_nodes`` is malformed, or no template is given.
+        DuplicateNameError: a pending name repeats or is already placed.
+
+    Cost: every trial copies the distributor and places the pending
+    workloads, O(P + W x N x R) for P placed workloads, W pending, N nodes
+    and R resources. With one template the trials run from the lower bound
+    up to the first count that places everything (usually one to three
+    trials); with several, one trial per node added by the candidate plans
+    and per node the trimming pass tries to drop or cheapen.
+    """
+    shapes = _accept_templates(templates)
+    limit = _accept_limit(max_new_nodes, "max_new_nodes")
+    search = _Search(distributor, Workload.from_list(pending), shapes)
+    mix = search.best(limit)
+    final, result = search.run(mix)
+    assignments = {name: node for name, node in result.items() if node is not None}
+    unplaceable = {}
+    for load in search.loads:
+        if result[load.name] is not None:
+            continue
+        if load.name in search.homeless:
+            unplaceable[load.name] = search.homeless[load.name]
+        elif limit is not None and len(mix) == limit:
+            unplaceable[load.name] = f"max_new_nodes={limit} reached; {final.explain(load)}"
+        else:
+            unplaceable[load.name] = str(final.explain(load))
+    return ScaleUpPlan(new_nodes=search.nodes(mix), assignments=assignments,
+                       unplaceable=unplaceable, cost=to_number(search.cost(mix)))
+
+
+def lower_bound(distributor: Distributor, pending: Iterable[Any],
+                templates: Union[TemplateLike, Iterable[TemplateLike]]) -> int:
+    """Return a number of new nodes below which ``pending`` cannot all be placed.
+
+    For each resource: the pending demand (of the workloads some node or
+    template can host) minus the free room on the existing uncordoned
+    nodes, divided by the largest capacity any template offers, rounded up;
+    the largest of these. Requirements a workload is immune to are not
+    counted, as they may overdraw a node. No plan needs fewer new nodes; the
+    benchmark measures :func:`plan_scale_up` against this number.
+
+    Cost: one placement of ``pending`` on a copy, plus O(W x R).
+    """
+    search = _Search(distributor, Workload.from_list(pending),
+                     _accept_templates(templates))
+    return search.bound(range(len(search.templates)))
+
+
+class _Search:
+    """Trial placements of the pending workloads on copies given extra nodes."""
+
+    def __init__(self, distributor: Distributor, loads: List[Workload],
+                 templates: List[_Template]):
+        self.snapshot = distributor.to_dict()
+        self.loads = loads
+        self.templates = templates
+        self.taken = {node.name for node in distributor.nodes}
+        self.free = _free_room(distributor.node_states())
+        self._trials: Dict[Mix, Tuple[Distributor, Dict[str, Optional[str]]]] = {}
+        self._missing: Dict[Mix, int] = {}
+        _, result = self.run(())
+        self.waiting = [load for load in loads if result[load.name] is None]
+        self.homeless = {load.name: self._homeless_reason(load) for load in self.waiting
+                         if not any(self.hosts(index, load)
+                                    for index in range(len(templates)))}
+        self.waiting = [load for load in self.waiting if load.name not in self.homeless]
+
+    # ------------------------------------------------------------ trials
+
+    def nodes(self, mix: Sequence[int]) -> List[Node]:
+        """The new nodes of ``mix``, named from their templates, clashing with no name."""
+        used = set(self.taken)
+        numbers: Dict[str, int] = {}
+        nodes = []
+        for index in mix:
+            template = self.templates[index]
+            number = numbers.get(template.prefix, 0) + 1
+            while f"{template.prefix}-{number}" in used:
+                number += 1
+            numbers[template.prefix] = number
+            name = f"{template.prefix}-{number}"
+            used.add(name)
+            nodes.append(Node(name, template.shape.resources))
+        return nodes
+
+    def run(self, mix: Sequence[int]) -> Tuple[Distributor, Dict[str, Optional[str]]]:
+        """Place the pending workloads on a copy given the nodes of ``mix``."""
+        key = tuple(mix)
+        if key not in self._trials:
+            copy = Distributor.from_dict(self.snapshot)
+            copy.add_nodes(self.nodes(key))
+            # Only the latest trial is kept: copies are large, and the counts
+            # the search compares are remembered in _missing.
+            self._trials = {key: (copy, copy.attempt_assign_loads(self.loads))}
+        return self._trials[key]
+
+    def missing(self, mix: Sequence[int]) -> int:
+        """How many hostable pending workloads ``mix`` leaves unplaced."""
+        key = tuple(mix)
+        if key not in self._missing:
+            _, result = self.run(key)
+            self._missing[key] = sum(1 for load in self.loads
+                                     if result[load.name] is None
+                                     and load.name not in self.homeless)
+        return self._missing[key]
+
+    def cost(self, mix: Sequence[int]) -> Decimal:
+        return sum((self.templates[index].cost for index in mix), ZERO)
+
+    def rank(self, mix: Sequence[int]) -> Tuple[int, int, Decimal]:
+        """Better plans rank lower: fewer left pending, fewer nodes, lower cost."""
+        return self.missing(mix), len(mix), self.cost(mix)
+
+    def hosts(self, index: int, load: Workload) -> bool:
+        """Whether an empty node of template ``index`` would take ``load``."""
+        return check_fit(self.templates[index].shape.resources, load) is None
+
+    def _homeless_reason(self, load: Workload) -> str:
+        reasons = "; ".join(f"{template.prefix}: {check_fit(template.shape.resources, load)}"
+                            for template in self.templates)
+        return f"no template can host it ({reasons})"
+
+    # ------------------------------------------------------------ search
+
+    def best(self, limit: Optional[int]) -> Mix:
+        """The best mix found within ``limit`` new nodes."""
+        if not self.waiting or limit == 0:
+            return ()
+        # One new node per hostable pending workload is enough in practice.
+        # Not one per waiting workload: new nodes can draw workloads away
+        # from existing ones (RoundRobin's cursor passes them), so a plan may
+        # need more new nodes than workloads that waited without them.
+        hostable = len(self.loads) - len(self.homeless)
+        ceiling = hostable if limit is None else min(limit, hostable)
+        candidates = [self.count_up(index, ceiling) for index in range(len(self.templates))
+                      if all(self.hosts(index, load) for load in self.waiting)]
+        if len(self.templates) > 1:
+            candidates.append(self.grow(ceiling, self.most_taken))
+            candidates.append(self.grow(ceiling, self.first_host))
+            return self.trim(min(candidates, key=self.rank))
+        return min(candidates, key=self.rank)
+
+    def count_up(self, index: int, ceiling: int) -> Mix:
+        """Nodes of one template only: the fewest that place everything.
+
+        Counts below the lower bound cannot work, so the first count that
+        places everything, searching up from the bound, is the smallest.
+        """
+        tried = []
+        for count in range(min(max(self.bound([index]), 1), ceiling), ceiling + 1):
+            mix = (index,) * count
+            if not self.missing(mix):
+                return mix
+            tried.append(mix)
+        return min(tried, key=self.rank)
+
+    def grow(self, ceiling: int, pick: Any) -> Mix:
+        """Add one node at a time, of the template ``pick`` chooses, placing
+        everything again after each, until nothing hostable waits."""
+        mix: Mix = ()
+        while len(mix) < ceiling:
+            _, result = self.run(mix)
+            left = [load for load in self.loads
+                    if result[load.name] is None and load.name not in self.homeless]
+            if not left:
+                break
+            mix += (pick(left),)
+        return mix
+
+    def first_host(self, left: List[Workload]) -> int:
+        """The first template that can host the first workload still waiting."""
+        return next(index for index in range(len(self.templates))
+                    if self.hosts(index, left[0]))
+
+    def most_taken(self, left: List[Workload]) -> int:
+        """The template one empty node of which takes the most waiting workloads
+        (ties: the cheaper, then the earlier template)."""
+        def taken(index: int) -> Tuple[int, Decimal, int]:
+            probe = PrioritizedDistributor([Node("probe", self.templates[index].shape.resources)])
+            placed = sum(1 for node in probe.attempt_assign_loads(left).values() if node)
+            return -placed, self.templates[index].cost, index
+        return min(range(len(self.templates)), key=taken)
+
+    def trim(self, mix: Mix) -> Mix:
+        """Drop nodes, then swap nodes for cheaper templates, while no more
+        workloads are left pending; repeat until neither helps."""
+        while True:
+            missing = self.missing(mix)
+            better = next((trial for trial in self._smaller(mix)
+                           if self.missing(trial) <= missing), None)
+            if better is None:
+                better = next((trial for trial in self._cheaper(mix)
+                               if self.missing(trial) <= missing), None)
+            if better is None:
+                return mix
+            mix = better
+
+    def _smaller(self, mix: Mix) -> Iterable[Mix]:
+        """``mix`` without the last node of one template, dearest template first."""
+        for index in sorted(set(mix), key=lambda i: (-self.templates[i].cost, i)):
+            position = len(mix) - 1 - mix[::-1].index(index)
+            yield mix[:position] + mix[position + 1:]
+
+    def _cheaper(self, mix: Mix) -> Iterable[Mix]:
+        """``mix`` with one node made of a cheaper template, cheapest first."""
+        by_cost = sorted(range(len(self.templates)), key=lambda i: (self.templates[i].cost, i))
+        for position in reversed(range(len(mix))):
+            for index in by_cost:
+                if self.templates[index].cost < self.templates[mix[position]].cost:
+                    yield mix[:position] + (index,) + mix[position + 1:]
+
+    # ------------------------------------------------------- lower bound
+
+    def bound(self, indexes: Iterable[int]) -> int:
+        """The per-resource lower bound on new nodes of the templates ``indexes``."""
+        largest: Dict[str, Decimal] = {}
+        for index in indexes:
+            for key, capacity in self.templates[index].shape.resources.items():
+                largest[key] = max(largest.get(key, ZERO), capacity)
+        demand: Dict[str, Fraction] = {}
+        for load in self.loads:
+            if load.name in self.homeless:
+                continue
+            for key, needed in load.requirements.items():
+                if key not in load.immunities or needed < 0:
+                    demand[key] = demand.get(key, Fraction(0)) + Fraction(needed)
+        nodes = 0
+        for key, needed in demand.items():
+            room = self.free.get(key, Fraction(0))
+            capacity = largest.get(key, ZERO)
+            if room != math.inf and needed > room and ZERO < capacity < Decimal("Infinity"):
+                nodes = max(nodes, math.ceil((needed - room) / Fraction(capacity)))
+        return nodes
+
+
+def _free_room(states: List[NodeState]) -> Dict[str, Any]:
+    """Free room per resource on the uncordoned nodes (infinite room as ``math.inf``)."""
+    room: Dict[str, Any] = {}
+    for state in states:
+        if state.cordoned:
+            continue
+        for key, left in state.remaining.items():
+            if left == math.inf:
+                room[key] = math.inf
+            elif left > 0 and room.get(key) != math.inf:
+                room[key] = room.get(key, Fraction(0)) + _exact(left)
+    return room
+
+
+def _exact(number: Any) -> Fraction:
+    return Fraction(to_quantity(number, "quantity"))
+
+
+def _accept_templates(templates: Any) -> List[_Template]:
+    if isinstance(templates, (Node, MappingABC)):
+        templates = [templates]
+    if isinstance(templates, (str, bytes)) or not isinstance(templates, Iterable):
+        raise InvalidTypeError(
+            f"templates: expected a list of nodes or dicts, got {type(templates).__name__}")
+    accepted = [_template(item, f"templates[{index}]")
+                for index, item in enumerate(templates)]
+    if not accepted:
+        raise InvalidInputError("templates: give at least one node shape")
+    return accepted
+
+
+def _template(item: Any, where: str) -> _Template:
+    if isinstance(item, Node):
+        return _Template(item.name, item, Decimal(1))
+    if not isinstance(item, MappingABC):
+        raise InvalidTypeError(
+            f"{where}: expected a Node or a dict, got {type(item).__name__}")
+    unknown = sorted(set(map(str, item)) - {"name", "resources", "cost"})
+    if unknown:
+        raise InvalidInputError(
+            f"{where}: unknown field {unknown[0]!r} (a template has: name, resources, cost)")
+    if "resources" not in item:
+        raise InvalidInputError(f"{where}: missing field 'resources'")
+    prefix = check_name(item.get("name", DEFAULT_PREFIX), where)
+    cost = to_quantity(item.get("cost", 1), f"{where}: cost", finite=True)
+    if cost < 0:
+        raise InvalidInputError(f"{where}: cost must be at least 0, got {to_number(cost)}")
+    return _Template(prefix, Node(prefix, item["resources"]), cost)
+
+
+def _accept_limit(value: Any, what: str) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(
+            f"{what}: expected a whole number or None, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise InvalidInputError(f"{what}: must be at least 0, got {value}")
+    return value
+
+
+# ------------------------------------------------------------ scale down
+
+def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
+                    values: Optional[Mapping[str, Any]] = None) -> ScaleDownPlan:
+    """Plan which nodes could be given back, each with all its workloads moved away.
+
+    Candidates are tried most-empty first: cordoned nodes (already on their
+    way out) before the others, then fewer workloads, then a lower used
+    share (the largest fraction of any finite resource in use), then a
+    higher value in ``values``, then the distributor's node order.
+    ``values`` maps node names to a number from 0 to 1 saying how much the
+    provider wants the node back (elasticslice's ``SetResourceValues``);
+    nodes it does not mention count 0.
+
+    A candidate is accepted when, on a copy holding every earlier accepted
+    removal, ``drain(node)`` moves every one of its workloads; the copy then
+    removes it. Passes repeat until one accepts nothing, so the plan is
+    maximal: planning again on the result finds no further node. Applying
+    the plan with ``drain(node)`` then ``remove_nodes([node])`` for each node
+    of ``removable`` in order moves the workloads exactly as ``moves`` says.
+    An empty node is always removable, so an idle cluster may be planned
+    away entirely: use ``max_nodes`` to cap the count. The distributor is not
+    changed.
+
+    Raises:
+        InvalidInputError: ``values`` names an unknown node or holds a value
+            outside [0, 1], or ``max_nodes`` is negative.
+        InvalidTypeError: ``values`` is not a mapping of numbers, or
+            ``max_nodes`` is not a whole number.
+
+    Cost: O(N) trials per pass, each a copy and a drain, O(P x R + K x N x R)
+    for P placed workloads and K on the node; usually two passes, at worst N.
+    """
+    limit = _accept_limit(max_nodes, "max_nodes")
+    wanted = _accept_values(values, distributor)
+    state = distributor.to_dict()
+    removable: List[str] = []
+    moves: Dict[str, str] = {}
+    while True:
+        kept: Dict[str, str] = {}
+        accepted = False
+        for name in _most_empty_first(Distributor.from_dict(state), wanted):
+            if limit is not None and len(removable) >= limit:
+                kept[name] = f"max_nodes={limit} reached"
+                continue
+            trial = Distributor.from_dict(state)
+            moved = trial.drain(name)
+            stuck = [load for load, node in moved.items() if node is None]
+            if stuck:
+                kept[name] = (f"{stuck[0]} cannot move: "
+                              f"{trial.explain(trial.workload(stuck[0]))}")
+                continue
+            trial.remove_nodes([name])
+            state = trial.to_dict()
+            removable.append(name)
+            moves.update({load: node for load, node in moved.items() if node is not None})
+            accepted = True
+        if not accepted:
+            return ScaleDownPlan(removable=removable, moves=moves, kept=kept)
+
+
+def _most_empty_first(distributor: Distributor, values: Mapping[str, Decimal]) -> List[str]:
+    states = distributor.node_states()
+
+    def emptiness(position: int) -> Tuple[bool, int, Fraction, Decimal, int]:
+        state = states[position]
+        return (not state.cordoned, len(state.workloads), _used_share(state),
+                -values.get(state.name, ZERO), position)
+    return [states[position].name for position in sorted(range(len(states)), key=emptiness)]
+
+
+def _used_share(state: NodeState) -> Fraction:
+    """The largest fraction in use of any finite, positive resource of the node."""
+    share = Fraction(0)
+    for key, capacity in state.capacity.items():
+        left = state.remaining[key]
+        if 0 < capacity < math.inf and -math.inf < left < math.inf:
+            share = max(share, (_exact(capacity) - _exact(left)) / _exact(capacity))
+    return share
+
+
+def _accept_values(values: Any, distributor: Distributor) -> Dict[str, Decimal]:
+    if values is None:
+        return {}
+    if not isinstance(values, MappingABC):
+        raise InvalidTypeError(
+            f"values: expected a mapping of node name to number, got {type(values).__name__}")
+    names = {node.name for node in distributor.nodes}
+    accepted = {}
+    for name, value in values.items():
+        if name not in names:
+            raise InvalidInputError(f"values: node {name!r}: no such node")
+        number = to_quantity(value, f"values: node {name!r}")
+        if not ZERO <= number <= 1:
+            raise InvalidInputError(
+                f"values: node {name!r}: value must be from 0 to 1, got {value!r}")
+        accepted[name] = number
+    return accepted

@@ -1,0 +1,345 @@
+"""Tests of elastic planning: plan_scale_up and plan_scale_down."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pylighthouse as lighthouse
+from planning_twin import fewest_new_nodes, one_node_at_a_time
+from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError,
+                          InvalidTypeError, Node, PrioritizedDistributor,
+                          RoundRobinDistributor, Workload, plan_scale_down, plan_scale_up)
+from pylighthouse.planning import lower_bound
+
+RUBRIC = {"cpu": 1, "mem": 0.5}
+QUANTITIES = st.sampled_from([0, 0.5, 1, 1, 2, 2, 3, 4])
+
+
+def make(strategy, nodes=()):
+    if strategy == "BinPack":
+        return BinPackDistributor(RUBRIC, nodes)
+    if strategy == "RoundRobin":
+        return RoundRobinDistributor(nodes)
+    return PrioritizedDistributor(nodes)
+
+
+@st.composite
+def loads(draw, prefix, max_size, homeless=False):
+    """Workload dicts named <prefix>-1...; with ``homeless``, some need a gpu."""
+    specs = []
+    for number in range(1, draw(st.integers(0, max_size)) + 1):
+        requirements = {"cpu": draw(QUANTITIES), "mem": draw(QUANTITIES)}
+        if homeless and draw(st.integers(0, 5)) == 0:
+            requirements["gpu"] = 1
+        specs.append({"name": f"{prefix}-{number}", "requirements": requirements,
+                      "aversion_groups": draw(st.sets(st.sampled_from("ab"), max_size=1))})
+    return specs
+
+
+@st.composite
+def clusters(draw, cordons=True):
+    """A distributor of any strategy with a few nodes, some work placed, some nodes cordoned."""
+    distributor = make(draw(st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])), [
+        Node(f"node-{number}", {"cpu": draw(st.integers(1, 8)), "mem": draw(st.integers(1, 8))})
+        for number in range(1, draw(st.integers(0, 5)) + 1)])
+    distributor.attempt_assign_loads(draw(loads("placed", 10)))
+    for node in distributor.nodes:
+        if cordons and draw(st.integers(0, 4)) == 0:
+            distributor.cordon(node.name)
+    return distributor
+
+
+TEMPLATES = st.lists(st.fixed_dictionaries({
+    "name": st.sampled_from(["node", "worker"]),
+    "resources": st.fixed_dictionaries({"cpu": st.integers(4, 8), "mem": st.integers(4, 8)}),
+    "cost": st.integers(1, 3)}), min_size=1, max_size=2)
+
+
+def apply_scale_down(distributor, plan):
+    """Drain then remove each planned node in order; return the moves seen."""
+    moves = {}
+    for name in plan.removable:
+        moved = distributor.drain(name)
+        assert None not in moved.values()
+        assert distributor.remove_nodes([name]) == {}
+        moves.update(moved)
+    return moves
+
+
+# ------------------------------------------------------------ scale up, units
+
+def small_cluster():
+    distributor = PrioritizedDistributor([Node("node-1", {"cpu": 8, "mem": 16}),
+                                          Node("node-2", {"cpu": 4, "mem": 8})])
+    distributor.attempt_assign_loads([Workload("db", {"cpu": 6, "mem": 4})])
+    return distributor
+
+
+def test_scale_up_adds_the_fewest_nodes_and_places_with_the_strategy():
+    distributor = small_cluster()
+    pending = [Workload(f"job-{number}", {"cpu": 3, "mem": 4}) for number in range(1, 7)]
+    plan = plan_scale_up(distributor, pending,
+                         {"name": "worker", "resources": {"cpu": 8, "mem": 16}, "cost": 2})
+    assert plan.new_nodes == [Node(f"worker-{n}", {"cpu": 8, "mem": 16}) for n in (1, 2, 3)]
+    assert plan.assignments == {"job-1": "node-2", "job-2": "worker-1", "job-3": "worker-1",
+                                "job-4": "worker-2", "job-5": "worker-2", "job-6": "worker-3"}
+    assert plan.unplaceable == {}
+    assert plan.cost == 6
+
+
+def test_nothing_pending_or_everything_fits_adds_no_node():
+    distributor = small_cluster()
+    assert plan_scale_up(distributor, [], Node("w", {"cpu": 8})).new_nodes == []
+    plan = plan_scale_up(distributor, [Workload("small", {"cpu": 1})], Node("w", {"cpu": 8}))
+    assert (plan.new_nodes, plan.assignments) == ([], {"small": "node-1"})
+
+
+def test_a_workload_no_template_can_host_adds_no_node_and_says_why():
+    plan = plan_scale_up(small_cluster(), [Workload("gpu-job", {"cpu": 1, "gpu": 1}),
+                                           Workload("huge", {"cpu": 64})],
+                         [Node("w", {"cpu": 8, "mem": 16}),
+                          {"name": "gpu",
+                           "resources": {"cpu": 8, "gpu": 1, "fast": float("-inf")}}])
+    assert plan.new_nodes == []
+    assert plan.unplaceable == {
+        "gpu-job": "no template can host it (w: missing resource gpu; "
+                   "gpu: fast below zero and not tolerated)",
+        "huge": "no template can host it (w: insufficient cpu (needs 64, 8 left); "
+                "gpu: insufficient cpu (needs 64, 8 left))"}
+
+
+def test_new_names_never_clash_with_existing_nodes():
+    distributor = PrioritizedDistributor([Node("worker-1", {"cpu": 1}), Node("worker-3", {})])
+    pending = [Workload(f"job-{n}", {"cpu": 4}) for n in range(3)]
+    plan = plan_scale_up(distributor, pending, Node("worker", {"cpu": 4}))
+    assert [node.name for node in plan.new_nodes] == ["worker-2", "worker-4", "worker-5"]
+
+
+def test_fewer_nodes_first_then_lower_cost():
+    pending = [Workload(f"job-{n}", {"cpu": 2}) for n in range(4)]
+    small = {"name": "small", "resources": {"cpu": 4}, "cost": 1}
+    big = {"name": "big", "resources": {"cpu": 8}, "cost": 3}
+    plan = plan_scale_up(PrioritizedDistributor(), pending, [small, big])
+    assert [node.name for node in plan.new_nodes] == ["big-1"]
+    cheap = {"name": "cheap", "resources": {"cpu": 8}, "cost": 2}
+    plan = plan_scale_up(PrioritizedDistributor(), pending, [big, cheap])
+    assert ([node.name for node in plan.new_nodes], plan.cost) == (["cheap-1"], 2)
+
+
+def test_a_mix_of_templates_when_neither_alone_is_best():
+    pending = [Workload("wide", {"cpu": 8})] + [Workload(f"job-{n}", {"cpu": 1}) for n in range(2)]
+    plan = plan_scale_up(PrioritizedDistributor(), pending, [
+        {"name": "big", "resources": {"cpu": 8}, "cost": 5},
+        {"name": "small", "resources": {"cpu": 2}, "cost": 1}])
+    assert sorted(node.name for node in plan.new_nodes) == ["big-1", "small-1"]
+    assert plan.cost == 6
+
+
+def test_max_new_nodes_caps_and_explains_what_is_left():
+    pending = [Workload(f"job-{n}", {"cpu": 3, "mem": 4}) for n in range(1, 7)]
+    plan = plan_scale_up(small_cluster(), pending, Node("w", {"cpu": 8, "mem": 16}),
+                         max_new_nodes=1)
+    assert [node.name for node in plan.new_nodes] == ["w-1"]
+    assert list(plan.assignments) == ["job-1", "job-2", "job-3"]
+    assert plan.unplaceable["job-4"] == (
+        "max_new_nodes=1 reached; 0/3 nodes fit: 3 insufficient cpu (needs 3, most left 2)")
+    none = plan_scale_up(small_cluster(), pending, Node("w", {"cpu": 8}), max_new_nodes=0)
+    assert none.new_nodes == [] and len(none.unplaceable) == 5
+
+
+def test_scale_up_plan_reads_well_and_converts_to_plain_data():
+    plan = plan_scale_up(small_cluster(), [Workload("a", {"cpu": 5}), Workload("b", {"gpu": 1})],
+                         Node("w", {"cpu": 8}))
+    assert str(plan) == ("add 1 node (cost 1):\n  w-1 {cpu 8}\nplace 1 workload:\n  a -> w-1\n"
+                         "leave 1 workload pending:\n"
+                         "  b: no template can host it (w: missing resource gpu)")
+    assert plan.to_dict() == {"new_nodes": [{"name": "w-1", "resources": {"cpu": 8}}],
+                              "assignments": {"a": "w-1"},
+                              "unplaceable": {"b": "no template can host it "
+                                                   "(w: missing resource gpu)"},
+                              "cost": 1}
+
+
+@pytest.mark.parametrize("templates, error, words", [
+    ([], InvalidInputError, "at least one"),
+    ("w", InvalidTypeError, "templates"),
+    ([3], InvalidTypeError, "templates[0]"),
+    ([{"name": "w"}], InvalidInputError, "missing field 'resources'"),
+    ([{"resources": {}, "size": 1}], InvalidInputError, "unknown field 'size'"),
+    ([{"resources": {}, "cost": -1}], InvalidInputError, "cost must be at least 0"),
+    ([{"resources": {}, "cost": True}], InvalidTypeError, "cost"),
+    ([{"resources": {"cpu": "x"}}], InvalidTypeError, "cpu"),
+    ([{"name": "", "resources": {}}], InvalidInputError, "name"),
+])
+def test_bad_templates_are_refused(templates, error, words):
+    with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
+        plan_scale_up(small_cluster(), [], templates)
+
+
+def test_bad_pending_and_limits_are_refused_and_change_nothing():
+    distributor = small_cluster()
+    before = distributor.to_dict()
+    with pytest.raises(DuplicateNameError, match="db"):
+        plan_scale_up(distributor, [Workload("db", {})], Node("w", {}))
+    with pytest.raises(DuplicateNameError, match="x"):
+        plan_scale_up(distributor, [Workload("x", {}), Workload("x", {})], Node("w", {}))
+    with pytest.raises(InvalidInputError, match="max_new_nodes"):
+        plan_scale_up(distributor, [], Node("w", {}), max_new_nodes=-1)
+    with pytest.raises(InvalidTypeError, match="max_new_nodes"):
+        plan_scale_up(distributor, [], Node("w", {}), max_new_nodes=True)
+    assert distributor.to_dict() == before
+
+
+def test_the_lower_bound_counts_demand_beyond_the_free_room():
+    distributor = PrioritizedDistributor([Node("node-1", {"cpu": 4, "mem": 4})])
+    pending = [Workload(f"job-{n}", {"cpu": 3, "mem": 1}) for n in range(5)]
+    # cpu: 15 needed, 4 free, 11 over; new nodes have 4: at least 3 of them.
+    assert lower_bound(distributor, pending, Node("w", {"cpu": 4, "mem": 8})) == 3
+    # Unlimited cpu: only mem counts, 5 needed, 4 free, so at least one node.
+    assert lower_bound(distributor, pending, Node("w", {"cpu": float("inf"), "mem": 8})) == 1
+    assert lower_bound(distributor, pending[:4], Node("w", {"cpu": float("inf"), "mem": 8})) == 0
+    plan = plan_scale_up(distributor, pending, Node("w", {"cpu": 4, "mem": 8}))
+    assert len(plan.new_nodes) == 4  # one workload of cpu 3 per node of cpu 4
+
+
+# ---------------------------------------------------------- scale up, properties
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), loads("pending", 8, homeless=True), TEMPLATES, st.none() | st.integers(0, 3))
+def test_applying_a_scale_up_plan_gives_exactly_its_assignments(
+        distributor, pending, templates, cap):
+    before = distributor.to_dict()
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    assert distributor.to_dict() == before
+    assert cap is None or len(plan.new_nodes) <= cap
+    distributor.add_nodes(plan.new_nodes)
+    result = distributor.attempt_assign_loads(pending)
+    assert {name: node for name, node in result.items() if node} == plan.assignments
+    assert list(plan.assignments) == [name for name in result if name in plan.assignments]
+    assert list(plan.unplaceable) == [name for name in result if name in plan.unplaceable]
+    assert set(plan.unplaceable) == {name for name, node in result.items() if node is None}
+    if not any("gpu" in load["requirements"] for load in pending) and cap is None:
+        assert plan.unplaceable == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), loads("pending", 8), TEMPLATES)
+def test_never_more_nodes_than_one_node_at_a_time(distributor, pending, templates):
+    plan = plan_scale_up(distributor, pending, templates)
+    shapes = [(template["name"], template["resources"]) for template in templates]
+    added, result = one_node_at_a_time(distributor, Workload.from_list(pending), shapes)
+    assert None not in result.values()
+    assert plan.unplaceable == {}
+    assert len(plan.new_nodes) <= len(added)
+    assert lower_bound(distributor, pending, templates) <= len(plan.new_nodes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["Prioritized", "RoundRobin", "BinPack"]),
+       st.lists(st.fixed_dictionaries({"cpu": st.integers(0, 4), "mem": st.integers(0, 4)}),
+                max_size=2),
+       st.lists(st.fixed_dictionaries({"cpu": st.integers(1, 4), "mem": st.integers(0, 3)}),
+                min_size=1, max_size=5),
+       st.fixed_dictionaries({"cpu": st.integers(4, 6), "mem": st.integers(3, 6)}))
+def test_lower_bound_optimum_and_plan_in_order_on_tiny_instances(
+        strategy, rooms, needs, capacity):
+    distributor = make(strategy, [Node(f"node-{n}", room) for n, room in enumerate(rooms)])
+    pending = [Workload(f"job-{n}", need) for n, need in enumerate(needs)]
+    bound = lower_bound(distributor, pending, Node("w", capacity))
+    best = fewest_new_nodes(rooms, needs, capacity)
+    plan = plan_scale_up(distributor, pending, Node("w", capacity))
+    assert plan.unplaceable == {}
+    assert bound <= best <= len(plan.new_nodes)
+
+
+# ------------------------------------------------------------ scale down
+
+def test_scale_down_removes_the_most_empty_nodes_and_keeps_the_rest():
+    distributor = PrioritizedDistributor([Node(f"node-{n}", {"cpu": 4}) for n in (1, 2, 3)])
+    distributor.attempt_assign_loads([Workload("a", {"cpu": 3}), Workload("b", {"cpu": 1}),
+                                      Workload("c", {"cpu": 2})])
+    assert distributor.assignments == {"a": "node-1", "b": "node-1", "c": "node-2"}
+    plan = plan_scale_down(distributor)
+    assert plan.removable == ["node-3"]
+    assert plan.moves == {}
+    # The reason describes the cluster once the node's other workloads moved:
+    # b went to node-2, leaving 1 cpu there, so a (3 cpu) had to stay.
+    assert plan.kept == {"node-2": "c cannot move: 0/2 nodes fit: "
+                                   "1 insufficient cpu (needs 2, most left 0), 1 cordoned",
+                         "node-1": "a cannot move: 0/2 nodes fit: "
+                                   "1 cordoned, 1 insufficient cpu (needs 3, most left 1)"}
+    assert str(plan) == "\n".join([
+        "remove 1 node: node-3", "move no workloads", "keep 2 nodes",
+        "  node-2: " + plan.kept["node-2"], "  node-1: " + plan.kept["node-1"]]).replace(
+        "keep 2 nodes", "keep 2 nodes:")
+
+
+def test_scale_down_moves_work_off_a_node_when_there_is_room():
+    distributor = PrioritizedDistributor([Node(f"node-{n}", {"cpu": 4}) for n in (1, 2)])
+    distributor.attempt_assign_loads([Workload("a", {"cpu": 2})])
+    distributor.cordon("node-1")
+    plan = plan_scale_down(distributor)
+    assert (plan.removable, plan.moves) == (["node-1"], {"a": "node-2"})
+    assert plan.to_dict() == {"removable": ["node-1"], "moves": {"a": "node-2"},
+                              "kept": {"node-2": "a cannot move: 0/1 nodes fit: 1 cordoned"}}
+
+
+def test_values_order_equally_empty_nodes_and_max_nodes_caps():
+    distributor = RoundRobinDistributor([Node(f"node-{n}", {"cpu": 4}) for n in (1, 2, 3)])
+    plan = plan_scale_down(distributor, max_nodes=2, values={"node-3": 0.9, "node-2": 0.5})
+    assert plan.removable == ["node-3", "node-2"]
+    assert plan.kept == {"node-1": "max_nodes=2 reached"}
+    assert plan_scale_down(distributor).removable == ["node-1", "node-2", "node-3"]
+    assert plan_scale_down(PrioritizedDistributor()).removable == []
+
+
+def test_cordoned_nodes_go_first():
+    distributor = PrioritizedDistributor([Node(f"node-{n}", {"cpu": 4}) for n in (1, 2, 3)])
+    distributor.attempt_assign_loads([Workload("a", {"cpu": 1}), Workload("b", {"cpu": 1})])
+    distributor.cordon("node-1")
+    plan = plan_scale_down(distributor, max_nodes=1, values={"node-3": 1})
+    assert plan.removable == ["node-1"]
+    assert plan.moves == {"a": "node-2", "b": "node-2"}
+
+
+@pytest.mark.parametrize("values, error, words", [
+    ({"node-9": 0.5}, InvalidInputError, "node 'node-9'"),
+    ({"node-1": 1.5}, InvalidInputError, "node 'node-1'.*from 0 to 1"),
+    ({"node-1": -0.1}, InvalidInputError, "node 'node-1'"),
+    ({"node-1": float("nan")}, InvalidInputError, "node 'node-1'"),
+    ({"node-1": "high"}, InvalidTypeError, "node 'node-1'"),
+    ([("node-1", 0.5)], InvalidTypeError, "values"),
+])
+def test_bad_values_are_refused(values, error, words):
+    with pytest.raises(error, match=words):
+        plan_scale_down(small_cluster(), values=values)
+
+
+def test_bad_max_nodes_is_refused():
+    with pytest.raises(InvalidInputError, match="max_nodes"):
+        plan_scale_down(small_cluster(), max_nodes=-2)
+    with pytest.raises(InvalidTypeError, match="max_nodes"):
+        plan_scale_down(small_cluster(), max_nodes=1.5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), clusters(), st.none() | st.integers(0, 3))
+def test_applying_a_scale_down_plan_moves_exactly_as_planned(data, distributor, cap):
+    names = [node.name for node in distributor.nodes]
+    values = data.draw(st.dictionaries(st.sampled_from(names), st.floats(0, 1))
+                       if names else st.none())
+    before = distributor.to_dict()
+    plan = plan_scale_down(distributor, max_nodes=cap, values=values)
+    assert distributor.to_dict() == before
+    assert cap is None or len(plan.removable) <= cap
+    assert apply_scale_down(distributor, plan) == plan.moves
+    assert [node.name for node in distributor.nodes] == [
+        name for name in names if name not in plan.removable]
+    assert set(plan.kept) == set(names) - set(plan.removable)
+    if cap is None:
+        assert plan_scale_down(distributor).removable == []
+
+
+def test_the_names_are_exported():
+    for name in ("plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan"):
+        assert name in lighthouse.__all__
+        assert hasattr(lighthouse, name)
