@@ -158,7 +158,9 @@ def load_problem(data: Any) -> Problem:
 
 def check_problem(data: Any) -> List[str]:
     """Return every mistake in ``data`` (parsed JSON or JSON text), one
-    message each, in document order; an empty list means it is valid.
+    message each: the mistakes in the fields, in document order (strategy
+    and rubric first), then the duplicate names. An empty list means the
+    problem is valid.
 
     Mistakes inside a value that is itself wrong (the items of a ``nodes``
     that is not an array) are not looked for.
@@ -268,6 +270,9 @@ class _Reader:
 
     def __init__(self) -> None:
         self.errors: List[LighthouseException] = []
+        # Every valid name met, with its path: duplicates are found even
+        # among items that are wrong in some other way.
+        self.seen: Dict[str, List[Tuple[str, str]]] = {"node": [], "workload": []}
 
     def fail(self, kind: Type[LighthouseException], path: str, message: str) -> None:
         self.errors.append(kind(f"{path or 'problem'}: {message}"))
@@ -305,7 +310,7 @@ class _Reader:
             return False
         return True
 
-    def name(self, fields: Mapping[str, Any], path: str) -> Tuple[Optional[str], str]:
+    def name(self, fields: Mapping[str, Any], path: str, kind: str) -> Tuple[Optional[str], str]:
         """The item's name and the path of the field that gave it."""
         given = [key for key in ("name", "id") if key in fields]
         if not given:
@@ -319,6 +324,7 @@ class _Reader:
                       f'disagrees with "name" ({_describe(fields["id"])} is not '
                       f'{_describe(fields["name"])})')
             return None, where
+        self.seen[kind].append((fields[given[0]], where))
         return fields[given[0]], where
 
     # -------------------------------------------------------- quantities
@@ -382,14 +388,15 @@ class _Reader:
         for required in ("nodes", "workloads"):
             if required not in fields:
                 self.fail(InvalidInputError, required, "missing field (an array)")
-        nodes: List[Tuple[Node, str]] = []
-        running: Dict[str, List[Tuple[Workload, str]]] = {}
+        nodes: List[Node] = []
+        running: Dict[str, Tuple[Workload, ...]] = {}
         for index, item in enumerate(self.array(fields.get("nodes", []), "nodes")):
             read = self.node(item, f"nodes[{index}]")
             if read is not None:
-                nodes.append((read[0], read[1]))
-                running[read[0].name] = read[2]
-        workloads = []
+                nodes.append(read[0])
+                if read[1]:
+                    running[read[0].name] = tuple(read[1])
+        workloads: List[Workload] = []
         for index, item in enumerate(self.array(fields.get("workloads", []), "workloads")):
             load = self.workload(item, f"workloads[{index}]")
             if load is not None:
@@ -398,18 +405,13 @@ class _Reader:
         if partial is not None and not isinstance(partial, bool):
             self.fail(InvalidTypeError, "partial",
                       f"expected true or false, got {_describe(partial)}")
-        self.unique(nodes, "node")
-        self.unique([pair for pairs in running.values() for pair in pairs] + workloads,
-                    "workload")
+        self.unique("node")
+        self.unique("workload")
         if self.errors:
             return None
-        return Problem(
-            nodes=tuple(node for node, _ in nodes),
-            workloads=tuple(load for load, _ in workloads),
-            strategy=strategy or "", rubric=rubric,
-            running={name: tuple(load for load, _ in loads)
-                     for name, loads in running.items() if loads},
-            partial=partial)
+        return Problem(nodes=tuple(nodes), workloads=tuple(workloads),
+                       strategy=strategy or "", rubric=rubric, running=running,
+                       partial=partial)
 
     def strategy(self, value: Any) -> Optional[str]:
         try:
@@ -424,12 +426,12 @@ class _Reader:
         weights = self.quantities(value, "rubric", finite=True)
         return None if weights is None else Rubric(weights)
 
-    def node(self, value: Any, path: str) -> Optional[
-            Tuple[Node, str, List[Tuple[Workload, str]]]]:
+    def node(self, value: Any, path: str) -> Optional[Tuple[Node, List[Workload]]]:
+        """The node and the workloads running on it."""
         fields = self.fields(value, path, "node", _NODE_FIELDS)
         if fields is None:
             return None
-        name, name_path = self.name(fields, path)
+        name, _ = self.name(fields, path, "node")
         resources = self.quantities(fields.get("resources", {}), _key(path, "resources"),
                                     finite=False)
         running = []
@@ -440,20 +442,20 @@ class _Reader:
             if read is None or resources is None:
                 continue
             running.append(read)
-            for key in read[0].requirements:
+            for key in read.requirements:
                 if key not in resources:
                     self.fail(InvalidInputError, _key(_key(where, "requirements"), key),
                               f"node {json.dumps(name)} has no resource {json.dumps(key)} "
                               f"(a running workload uses its node's resources)")
         if name is None or resources is None:
             return None
-        return Node(name, resources), name_path, running
+        return Node(name, resources), running
 
-    def workload(self, value: Any, path: str) -> Optional[Tuple[Workload, str]]:
+    def workload(self, value: Any, path: str) -> Optional[Workload]:
         fields = self.fields(value, path, "workload", _WORKLOAD_FIELDS)
         if fields is None:
             return None
-        name, name_path = self.name(fields, path)
+        name, _ = self.name(fields, path, "workload")
         requirements = self.quantities(fields.get("requirements", {}),
                                        _key(path, "requirements"), finite=True)
         immunities = set()
@@ -462,14 +464,13 @@ class _Reader:
         groups = self.names(fields.get("aversion_groups", []), _key(path, "aversion_groups"))
         if name is None or requirements is None:
             return None
-        return Workload(name, requirements, immunities, groups), name_path
+        return Workload(name, requirements, immunities, groups)
 
-    def unique(self, items: List[Tuple[Any, str]], kind: str) -> None:
+    def unique(self, kind: str) -> None:
         first: Dict[str, str] = {}
-        for item, path in items:
-            if item.name in first:
+        for name, path in self.seen[kind]:
+            if name in first:
                 self.fail(DuplicateNameError, path,
-                          f"{kind} name {json.dumps(item.name)} is already used by "
-                          f"{first[item.name].rsplit('.', 1)[0]}")
+                          f"{kind} name {json.dumps(name)} is already used by {first[name]}")
             else:
-                first[item.name] = path
+                first[name] = path.rsplit(".", 1)[0]
