@@ -115,7 +115,12 @@ def _assign(args: argparse.Namespace) -> int:
         more = len(check_problem(data)) - 1
         hint = (f" (and {more} more: run pylighthouse validate)" if more > 0 else "")
         raise _BadInput(f"{_source(args.file)}: {error}{hint}") from None
-    outcome = solve(problem, partial=True if args.partial is None else args.partial)
+    # The command line places what fits unless told otherwise, by an option
+    # or by the file's own "partial" field.
+    partial = args.partial
+    if partial is None:
+        partial = True if problem.partial is None else problem.partial
+    outcome = solve(problem, partial=partial)
     if args.format == "table":
         sys.stdout.write(render_table(problem, outcome))
     else:
