@@ -24,15 +24,9 @@ RUBRIC = {"cpu": 1, "mem": 0.5, "disk": 0.025}
 
 
 def tour(strategy="BinPack", **extra):
-    """SPEC.md's tour data, in the HTTP service's spelling (``id``)."""
-    problem = {
-        "nodes": [{"id": "node-1", "resources": {"cpu": 2, "mem": 8, "disk": 60}},
-                  {"id": "node-2", "resources": {"cpu": 6, "mem": 6, "disk": 20}},
-                  {"id": "node-3", "resources": {"cpu": 4, "mem": 2, "disk": 40}}],
-        "workloads": [{"id": "req-1", "requirements": {"cpu": 1, "mem": 2, "disk": 10}},
-                      {"id": "req-2", "requirements": {"cpu": 3, "mem": 2, "disk": 5}},
-                      {"id": "req-3", "requirements": {"cpu": 2, "mem": 4, "disk": 50}}],
-        "strategy": strategy}
+    """SPEC.md's tour data, in the HTTP service's spelling (``id``), from the example file."""
+    problem = json.loads((EXAMPLES / "tour-prioritized.json").read_text())
+    problem["strategy"] = strategy
     if strategy.lower() == "binpack":
         problem["rubric"] = dict(RUBRIC)
     problem.update(extra)

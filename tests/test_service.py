@@ -85,13 +85,9 @@ BASIC_NODES = [{"id": "node-1", "resources": {"cpu": 1.0, "mem": 8.0}},
 
 
 def tour(strategy):
-    body = {"nodes": [{"id": "node-1", "resources": {"cpu": 2, "mem": 8, "disk": 60}},
-                      {"id": "node-2", "resources": {"cpu": 6, "mem": 6, "disk": 20}},
-                      {"id": "node-3", "resources": {"cpu": 4, "mem": 2, "disk": 40}}],
-            "workloads": [{"id": "req-1", "requirements": {"cpu": 1, "mem": 2, "disk": 10}},
-                          {"id": "req-2", "requirements": {"cpu": 3, "mem": 2, "disk": 5}},
-                          {"id": "req-3", "requirements": {"cpu": 2, "mem": 4, "disk": 50}}],
-            "strategy": strategy}
+    """SPEC.md's tour data, as the HTTP tour sends it (the example file)."""
+    body = json.loads((ROOT / "examples" / "tour-prioritized.json").read_text())
+    body["strategy"] = strategy
     if strategy == "BinPack":
         body["rubric"] = {"cpu": 1, "mem": 0.5, "disk": 0.025}
     return body
