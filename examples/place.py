@@ -1,32 +1,25 @@
-"""Place the workloads of a problem file and print where each one went.
+"""Place the workloads of a problem file from Python and print where each one went.
 
 Usage: python examples/place.py [examples/tour.json]
+
+The ``pylighthouse assign`` command does the same (and more); this shows the
+few calls behind it.
 """
-import json
 import sys
 from pathlib import Path
 
-import pylighthouse as lighthouse
+from pylighthouse.problem import load_problem, solve
 
 
 def main(path: str) -> int:
-    problem = json.loads(Path(path).read_text())
-    nodes = lighthouse.Node.from_list(problem["nodes"])
-    workloads = lighthouse.Workload.from_list(problem["workloads"])
-    if problem.get("strategy", "Prioritized") == "BinPack":
-        distributor = lighthouse.BinPackDistributor.from_list(problem["rubric"], nodes)
-    elif problem.get("strategy") == "RoundRobin":
-        distributor = lighthouse.RoundRobinDistributor.from_list(nodes)
-    else:
-        distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
-    result = distributor.attempt_assign_loads(workloads)
-    for workload in workloads:
-        node = result[workload.name]
+    problem = load_problem(Path(path).read_bytes())
+    outcome = solve(problem, partial=True)
+    for name, node in outcome.assignments.items():
         if node is None:
-            print(f"{workload.name}: not placed ({distributor.explain(workload)})")
+            print(f"{name}: not placed ({outcome.unplaced[name]})")
         else:
-            print(f"{workload.name} -> {node}")
-    return 0 if all(result.values()) else 1
+            print(f"{name} -> {node}")
+    return 0 if outcome.successful else 1
 
 
 if __name__ == "__main__":

@@ -193,6 +193,35 @@ class Distributor:
         """
         self._join(self._accept_nodes(nodes))
 
+    def record_running(self, node: str, workloads: Iterable[WorkloadLike]) -> None:
+        """Record ``workloads`` as already running on node ``node``, with no fit check.
+
+        For workloads placed before this distributor knew of them (a JSON
+        problem's node ``workloads``, a cluster's inventory): they use the
+        node's resources, even beyond its capacity, and count for aversion.
+        The strategy's own state (RoundRobin's cursor) does not move.
+
+        Raises:
+            UnknownNameError: no node has that name.
+            DuplicateNameError: a workload name repeats or is already placed.
+            InvalidInputError, InvalidTypeError: a workload is malformed, or
+                requires a resource the node does not have.
+            Nothing is recorded when anything is raised.
+
+        Cost: O(K x R) for K workloads.
+        """
+        slot = self._slot(node)
+        loads = self._accept_workloads(workloads)
+        for load in loads:
+            for key in load.requirements:
+                if key not in slot.remaining:
+                    raise InvalidInputError(
+                        f"workload {load.name!r}: requires {key!r}, which node "
+                        f"{slot.name!r} does not have")
+        with decimal.localcontext(EXACT):
+            for load in loads:
+                self._put(load, slot)
+
     def cordon(self, name: str) -> None:
         """Node ``name`` takes no new workloads; those on it stay.
 

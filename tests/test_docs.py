@@ -42,4 +42,4 @@ def test_the_readme_main_job_runs_and_prints_where_workloads_went():
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     for workload, node in (("req-1", "node-2"), ("req-2", "node-3"), ("req-3", "node-1")):
-        assert re.search(rf"{workload}\W+{node}", done.stdout), done.stdout
+        assert re.search(rf"^{node}: .*\b{workload}\b", done.stdout, re.M), done.stdout

@@ -1,0 +1,339 @@
+"""The JSON problem format: reading, checking (with JSON paths), solving, and its schema."""
+import copy
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pylighthouse.distributors import PrioritizedDistributor, RoundRobinDistributor
+from pylighthouse.errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
+                                 LighthouseException, UnknownNameError)
+from pylighthouse.problem import (MAX_EXPONENT, build_distributor, check_problem,
+                                  load_problem, parse_json, solve)
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SCHEMA = json.loads((ROOT / "pylighthouse" / "schemas" / "problem.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+RUBRIC = {"cpu": 1, "mem": 0.5, "disk": 0.025}
+
+
+def tour(strategy="BinPack", **extra):
+    """SPEC.md's tour data, in the HTTP service's spelling (``id``), from the example file."""
+    problem = json.loads((EXAMPLES / "tour-prioritized.json").read_text())
+    problem["strategy"] = strategy
+    if strategy.lower() == "binpack":
+        problem["rubric"] = dict(RUBRIC)
+    problem.update(extra)
+    return problem
+
+
+# ------------------------------------------------------------------ solving
+
+def test_tour_binpack_matches_spec():
+    outcome = solve(load_problem(tour("BinPack")))
+    assert dict(outcome.assignments) == {"req-1": "node-2", "req-2": "node-3",
+                                         "req-3": "node-1"}
+    assert outcome.to_dict() == {"successful": True, "assignments": {
+        "req-1": "node-2", "req-2": "node-3", "req-3": "node-1"}}
+
+
+def test_tour_prioritized_all_or_nothing_fails_as_spec_says():
+    outcome = solve(load_problem(tour("Prioritized")))
+    assert outcome.to_dict() == {"successful": False, "assignments": {}}
+    # The blocker is explained; the others are said to be held back.
+    assert outcome.unplaced["req-3"].startswith("0/3 nodes fit")
+    assert outcome.unplaced["req-1"].startswith("held back")
+    assert outcome.distributor.assignments == {}
+
+
+def test_tour_prioritized_partial_matches_spec():
+    outcome = solve(load_problem(tour("prioritized", partial=True)))
+    assert dict(outcome.assignments) == {"req-1": "node-1", "req-2": "node-2", "req-3": None}
+    body = outcome.to_dict()
+    assert body["assignments"] == {"req-1": "node-1", "req-2": "node-2"}
+    assert body["successful"] is False
+    assert body["unplaced"]["req-3"] == str(outcome.distributor.explain(
+        load_problem(tour()).workloads[2]))
+
+
+def test_partial_argument_overrides_the_problem_flag():
+    problem = load_problem(tour("Prioritized", partial=True))
+    assert solve(problem, partial=False).to_dict() == {"successful": False, "assignments": {}}
+    assert "unplaced" in solve(problem).to_dict()
+
+
+def test_strategy_defaults_to_prioritized_and_ignores_case():
+    data = tour()
+    del data["strategy"]
+    assert load_problem(data).strategy == "Prioritized"
+    assert load_problem(tour("ROUNDROBIN")).strategy == "RoundRobin"
+    assert isinstance(build_distributor(load_problem(tour("roundRobin"))),
+                      RoundRobinDistributor)
+
+
+def test_example_files_give_the_documented_results():
+    assert solve(load_problem((EXAMPLES / "tour.json").read_text())).to_dict()["assignments"] \
+        == {"req-1": "node-2", "req-2": "node-3", "req-3": "node-1"}
+    prioritized = solve(load_problem((EXAMPLES / "tour-prioritized.json").read_bytes()),
+                        partial=True)
+    assert dict(prioritized.assignments) == {"req-1": "node-1", "req-2": "node-2",
+                                             "req-3": None}
+    tags = solve(load_problem((EXAMPLES / "tags-and-wards.json").read_text()))
+    assert dict(tags.assignments) == {
+        "trainer": "gpu-box", "crawler": "edge-1", "web-1": "general-1",
+        "web-2": "general-2", "fly-swatter": "old-1", "licensed-1": "general-1",
+        "licensed-2": "general-1", "licensed-3": None}
+    pre = solve(load_problem((EXAMPLES / "pre-placed.json").read_text()))
+    assert dict(pre.assignments) == {"db-2": "b", "api-1": "a", "api-2": "b"}
+
+
+def test_decimals_stay_exact():
+    data = {"nodes": [{"name": "n", "resources": {"cpu": 0.3}}],
+            "workloads": [{"name": f"w{i}", "requirements": {"cpu": 0.1}} for i in range(3)]}
+    assert solve(load_problem(json.dumps(data))).successful
+    assert solve(load_problem(data)).successful  # floats in Python data too
+
+
+# ---------------------------------------------------- running workloads
+
+def test_running_workloads_use_resources_and_count_for_aversion():
+    data = {"nodes": [
+        {"name": "a", "resources": {"cpu": 4},
+         "workloads": [{"name": "old", "requirements": {"cpu": 1},
+                        "aversion_groups": ["db"]}]},
+        {"name": "b", "resources": {"cpu": 4}}],
+        "workloads": [{"name": "db", "requirements": {"cpu": 1}, "aversion_groups": ["db"]},
+                      {"name": "big", "requirements": {"cpu": 3}},
+                      {"name": "bigger", "requirements": {"cpu": 4}}]}
+    problem = load_problem(data)
+    assert [load.name for load in problem.running["a"]] == ["old"]
+    outcome = solve(problem, partial=True)
+    assert dict(outcome.assignments) == {"db": "b", "big": "a", "bigger": None}
+    assert outcome.distributor.node_state("a").workloads == ("old", "big")
+
+
+def test_running_workloads_may_overcommit_their_node():
+    data = {"nodes": [{"name": "a", "resources": {"cpu": 1},
+                       "workloads": [{"name": "hog", "requirements": {"cpu": 3}}]}],
+            "workloads": []}
+    distributor = build_distributor(load_problem(data))
+    assert distributor.node_state("a").remaining == {"cpu": -2}
+
+
+def test_record_running_keeps_the_round_robin_cursor_and_checks_its_input():
+    distributor = RoundRobinDistributor([{"name": "a", "resources": {"cpu": 2}},
+                                         {"name": "b", "resources": {"cpu": 2}}])
+    distributor.record_running("b", [{"name": "x", "requirements": {"cpu": 1}}])
+    assert distributor.cursor == 0
+    with pytest.raises(UnknownNameError):
+        distributor.record_running("zz", [])
+    with pytest.raises(DuplicateNameError):
+        distributor.record_running("a", [{"name": "x"}])
+    with pytest.raises(InvalidInputError, match="gpu"):
+        distributor.record_running("a", [{"name": "y", "requirements": {"gpu": 1}},
+                                         {"name": "z"}])
+    assert distributor.assignments == {"x": "b"}  # nothing recorded by a failed call
+
+
+# ------------------------------------------------------------------ errors
+
+def mutate(change):
+    data = copy.deepcopy(tour())
+    change(data)
+    return data
+
+
+def _set(path, value):
+    def change(data):
+        target = data
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+    return change
+
+
+BAD = [
+    (_set(("workloads", 2, "requirements", "cpu"), "lots"), InvalidTypeError,
+     'workloads[2].requirements.cpu: expected a number, got "lots"'),
+    (_set(("workloads", 0, "requirements", "cpu"), True), InvalidTypeError,
+     "workloads[0].requirements.cpu: expected a number, got true"),
+    (_set(("workloads", 0, "requirements", "cpu"), "inf"), InvalidInputError,
+     'workloads[0].requirements.cpu: must be a finite number, got "inf"'),
+    (_set(("nodes", 1, "resources", "disk"), None), InvalidTypeError,
+     "nodes[1].resources.disk: expected a number, got null"),
+    (_set(("nodes", 1, "resources", "odd key"), [1]), InvalidTypeError,
+     'nodes[1].resources["odd key"]: expected a number, got an array'),
+    (_set(("nodes", 0, "resources", "cpu"), Decimal("1e400")), InvalidInputError,
+     "nodes[0].resources.cpu: 1E+400 is out of range"),
+    (_set(("nodes", 0, "resources"), [1]), InvalidTypeError,
+     "nodes[0].resources: expected an object of numbers, got an array"),
+    (_set(("nodes", 2), "node-3"), InvalidTypeError,
+     'nodes[2]: expected an object (node), got "node-3"'),
+    (_set(("nodes",), {}), InvalidTypeError, "nodes: expected an array, got an object"),
+    (_set(("nodes", 2, "id"), "node-1"), DuplicateNameError,
+     'nodes[2].id: node name "node-1" is already used by nodes[0]'),
+    (_set(("workloads", 1, "id"), "req-1"), DuplicateNameError,
+     'workloads[1].id: workload name "req-1" is already used by workloads[0]'),
+    (_set(("workloads", 1, "id"), ""), InvalidInputError, "workloads[1].id: must not be empty"),
+    (_set(("workloads", 1, "id"), 7), InvalidTypeError,
+     "workloads[1].id: expected a string, got 7"),
+    (_set(("workloads", 1, "name"), "other"), InvalidInputError,
+     'workloads[1].id: disagrees with "name"'),
+    (_set(("workloads", 1, "tolerations"), "spiders"), InvalidTypeError,
+     'workloads[1].tolerations: expected an array, got "spiders"'),
+    (_set(("workloads", 1, "aversion_groups"), [""]), InvalidInputError,
+     "workloads[1].aversion_groups[0]: must not be empty"),
+    (_set(("workloads", 1, "requirment"), {}), InvalidInputError,
+     "workloads[1].requirment: unknown field"),
+    (_set(("strategy",), "Fastest"), InvalidInputError,
+     'strategy: unknown strategy "Fastest" (valid: Prioritized, RoundRobin, BinPack'),
+    (_set(("rubric", "cpu"), "heavy"), InvalidTypeError,
+     'rubric.cpu: expected a number, got "heavy"'),
+    (lambda data: data.pop("rubric"), InvalidInputError,
+     "rubric: missing: the BinPack strategy needs a rubric"),
+    (lambda data: data.pop("workloads"), InvalidInputError, "workloads: missing field"),
+    (_set(("partial",), "yes"), InvalidTypeError, 'partial: expected true or false, got "yes"'),
+    (_set(("colour",), "blue"), InvalidInputError, "colour: unknown field"),
+]
+
+
+@pytest.mark.parametrize("change, kind, message", BAD)
+def test_each_mistake_is_named_by_its_json_path(change, kind, message):
+    data = mutate(change)
+    with pytest.raises(kind) as caught:
+        load_problem(data)
+    assert str(caught.value).startswith(message)
+    assert check_problem(data)[0].startswith(message)
+    # A schema cannot say that names are unique, that "name" and "id" agree,
+    # or how large a number may be: everything else it refuses too.
+    beyond_schema = ("already used by", "disagrees", "out of range")
+    assert not VALIDATOR.is_valid(data) or any(words in message for words in beyond_schema)
+
+
+def test_the_problem_itself_must_be_an_object():
+    with pytest.raises(InvalidTypeError, match="^problem: expected an object"):
+        load_problem([1, 2])
+
+
+def test_check_problem_collects_every_mistake():
+    text = (EXAMPLES / "broken.json").read_text()
+    errors = check_problem(text)
+    assert errors == [
+        "rubric: missing: the BinPack strategy needs a rubric (resource -> weight)",
+        'nodes[0].resources.mem: expected a number, got "8GB"',
+        'workloads[0].requirements.cpu: expected a number, got "lots"',
+        'workloads[1]: missing field "name" (or "id")',
+        'workloads[1].tolerations: expected an array, got "spiders"',
+        'nodes[1].name: node name "node-1" is already used by nodes[0]']
+    assert check_problem(tour()) == []
+
+
+def test_running_workloads_are_checked_against_their_node():
+    data = {"nodes": [{"id": "a", "resources": {"cpu": 1},
+                       "workloads": [{"id": "w", "requirements": {"gpu": 1}}, {"id": "v"}]}],
+            "workloads": [{"id": "v"}]}
+    assert check_problem(data) == [
+        'nodes[0].workloads[0].requirements.gpu: node "a" has no resource "gpu" '
+        "(a running workload uses its node's resources)",
+        'workloads[0].id: workload name "v" is already used by nodes[0].workloads[1]']
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "invalid JSON: Expecting value (line 1, column 1)"),
+    ('{"nodes": [', "invalid JSON: Expecting value (line 1, column 12)"),
+    ('{"a": NaN}', "invalid JSON: NaN is not JSON"),
+    ('{"a": -Infinity}', "invalid JSON: -Infinity is not JSON"),
+    ("1" * 5000, "invalid JSON: a number is too long or too large"),
+    ("[1e999999999999999999999]", "invalid JSON: a number is too long or too large"),
+    ("[" * 200000, "invalid JSON: nested too deeply"),
+    (b"\xff\xfe", "not UTF-8 text"),
+])
+def test_text_that_is_not_json_is_refused(text, message):
+    with pytest.raises(InvalidInputError) as caught:
+        load_problem(text)
+    assert str(caught.value) == f"problem: {message}" or message in str(caught.value)
+    assert len(check_problem(text)) == 1
+
+
+def test_parse_json_keeps_decimals_and_reads_infinity_strings():
+    data = parse_json('{"nodes": [{"name": "n", "resources": {"cpu": 0.1, "x": "-inf"}}],'
+                      ' "workloads": []}')
+    assert data["nodes"][0]["resources"]["cpu"] == Decimal("0.1")
+    node = load_problem(data).nodes[0]
+    assert node.resources["x"] == Decimal("-Infinity")
+
+
+def test_quantities_at_the_edge_of_the_range():
+    ok = {"nodes": [{"name": "n", "resources": {
+        "a": Decimal(f"1e{MAX_EXPONENT}"), "b": Decimal(f"1e-{MAX_EXPONENT}"),
+        "c": Decimal("0e-99999")}}], "workloads": []}
+    assert load_problem(ok).nodes[0].resources["c"] == 0
+    assert len(check_problem({"nodes": [{"name": "n", "resources": {
+        "a": Decimal(f"1e{MAX_EXPONENT + 1}"), "b": Decimal(f"1e-{MAX_EXPONENT + 1}")}}],
+        "workloads": []})) == 2
+
+
+# ------------------------------------------------------------------ schema
+
+def test_the_schema_is_valid_and_accepts_the_examples():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    for path in sorted(EXAMPLES.glob("*.json")):
+        data = json.loads(path.read_text())
+        if path.name == "broken.json":
+            assert not VALIDATOR.is_valid(data)
+            assert check_problem(data)
+        else:
+            VALIDATOR.validate(data)
+            assert check_problem(data) == [], path
+
+
+def test_the_schema_needs_a_rubric_for_binpack():
+    data = tour("binpack")
+    del data["rubric"]
+    assert not VALIDATOR.is_valid(data)
+    assert VALIDATOR.is_valid(tour("RoundRobin"))
+
+
+names = st.sampled_from(["a", "b", "c", ""])
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10),
+                         st.sampled_from(["inf", "-inf", "Infinity", "lots", "1"]),
+                         st.floats(-100, 100, allow_nan=False, allow_infinity=False))
+quantities = st.dictionaries(st.sampled_from(["cpu", "mem", ""]), json_scalars, max_size=3)
+items = st.fixed_dictionaries(
+    {"name": st.one_of(names, st.integers())},
+    optional={"requirements": quantities, "resources": quantities,
+              "tolerations": st.lists(names, max_size=2), "bogus": st.just(1)})
+problems = st.fixed_dictionaries(
+    {"nodes": st.lists(items, max_size=3), "workloads": st.lists(items, max_size=3)},
+    optional={"strategy": st.sampled_from(["Prioritized", "binpack", "RoundRobin", "x"]),
+              "rubric": quantities, "partial": st.one_of(st.booleans(), st.just("yes"))})
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems)
+def test_the_schema_and_the_reader_agree(data):
+    """Whatever the schema refuses, the reader refuses; the reader refuses
+    more only for what a schema cannot say (unique names, ranges)."""
+    errors = check_problem(data)
+    if not VALIDATOR.is_valid(data):
+        assert errors
+    elif errors:
+        assert all("already used by" in error for error in errors)
+    try:
+        problem = load_problem(data)
+    except LighthouseException as error:
+        assert str(error) == errors[0]
+    else:
+        assert errors == []
+        solve(problem, partial=True)
+
+
+def test_build_distributor_gives_the_strategy_class():
+    data = tour("Prioritized")
+    assert type(build_distributor(load_problem(data))) is PrioritizedDistributor
