@@ -19,6 +19,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError)
 from .explain import Explanation
 from .fit import CORDONED, Reason, check_fit
+from .index import DEFAULT_LOAD, NodeIndex
 from .model import Node, Workload, check_name
 from .quantities import EXACT, ZERO, from_json_quantity, to_json_quantity, to_number
 from .rubric import Rubric
@@ -35,7 +36,8 @@ NodeLike = Union[Node, Mapping[str, Any]]
 class _Slot:
     """A node inside a distributor: its capacity and what is on it now."""
 
-    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned")
+    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned",
+                 "key", "negative")
 
     def __init__(self, node: Node):
         self.node = node
@@ -44,6 +46,8 @@ class _Slot:
         self.workloads: Dict[str, Workload] = {}
         self.groups: Counter = Counter()
         self.cordoned = False
+        self.key: Any = None  # its place in the node index's order
+        self.negative = False  # some remaining quantity is below zero
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -88,6 +92,14 @@ class Distributor:
 
     #: The strategy's name, as used in snapshots and JSON problems.
     strategy: ClassVar[str] = ""
+    #: Whether node choice uses the :mod:`~pylighthouse.index` (``False``
+    #: keeps the plain scan, the readable statement of each strategy, which
+    #: the tests compare with the index).
+    _indexed: ClassVar[bool] = True
+    #: Whether a node's place in the order depends on its remaining room.
+    _rekeyed: ClassVar[bool] = False
+    #: Nodes per block of the index (tests make it small to exercise splits).
+    _index_load: ClassVar[int] = DEFAULT_LOAD
     _strategies: ClassVar[Dict[str, Type["Distributor"]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -103,6 +115,9 @@ class Distributor:
         self._slots: Dict[str, _Slot] = {}
         self._where: Dict[str, _Slot] = {}
         self._group_nodes: Dict[str, Counter] = {}
+        self._joins = 0
+        self._index: Optional[NodeIndex] = \
+            NodeIndex(self._index_key, self._rekeyed, self._index_load) if self._indexed else None
         self._join(self._accept_nodes(nodes))
 
     @classmethod
@@ -198,16 +213,20 @@ class Distributor:
 
         Raises:
             UnknownNameError: no node has that name.
+
+        Cost: O(log N).
         """
-        self._slot(name).cordoned = True
+        self._cordon(self._slot(name), True)
 
     def uncordon(self, name: str) -> None:
         """Node ``name`` takes new workloads again.
 
         Raises:
             UnknownNameError: no node has that name.
+
+        Cost: O(log N).
         """
-        self._slot(name).cordoned = False
+        self._cordon(self._slot(name), False)
 
     def drain(self, name: str) -> Dict[str, Optional[str]]:
         """Cordon node ``name`` and move each of its workloads elsewhere.
@@ -222,7 +241,7 @@ class Distributor:
         Cost: that of placing the node's workloads.
         """
         slot = self._slot(name)
-        slot.cordoned = True
+        self._cordon(slot, True)
         moves: Dict[str, Optional[str]] = {}
         with decimal.localcontext(EXACT):
             for workload in self._sequence(list(slot.workloads.values())):
@@ -382,7 +401,7 @@ class Distributor:
             if not isinstance(cordoned, bool):
                 raise InvalidTypeError(
                     f"snapshot: nodes[{index}].cordoned: expected true or false")
-            distributor._slots[nodes[index].name].cordoned = cordoned
+            distributor._cordon(distributor._slots[nodes[index].name], cordoned)
         with decimal.localcontext(EXACT):
             for index, item in enumerate(_field(snapshot, "placements", list, "snapshot")):
                 where = f"snapshot: placements[{index}]"
@@ -406,6 +425,15 @@ class Distributor:
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
         """The order in which one call's workloads are placed."""
         return workloads
+
+    def _index_key(self, slot: _Slot) -> Any:
+        """A node's place in the index's order: by default, when it joined."""
+        self._joins += 1
+        return self._joins
+
+    def _start(self) -> int:
+        """How many nodes of the order a search passes over before it starts."""
+        return 0
 
     def _placed(self, slot: _Slot) -> None:
         """Called after a workload landed on ``slot``."""
@@ -454,6 +482,8 @@ class Distributor:
     def _choose(self, workload: Workload) -> Optional[_Slot]:
         """The node the strategy picks for ``workload``: first the nodes that
         share no aversion group with it, then, if none fits, all of them."""
+        if self._index is not None:
+            return self._indexed_choice(workload)
         order = self._order()
         averse = self._averse(workload)
         if averse:
@@ -461,6 +491,19 @@ class Distributor:
             if slot is not None:
                 return slot
         return self._first_fit(workload, order, ())
+
+    def _indexed_choice(self, workload: Workload) -> Optional[_Slot]:
+        """:meth:`_choose` through the node index: the same two passes, in the
+        same order, with nodes that cannot fit skipped in runs."""
+        index = self._index
+        assert index is not None
+        start = self._start()
+        groups = workload.aversion_groups
+        if groups and not self._group_nodes.keys().isdisjoint(groups):
+            slot = index.first_fit(workload, groups, start)
+            if slot is not None:
+                return slot
+        return index.first_fit(workload, frozenset(), start)
 
     @staticmethod
     def _first_fit(workload: Workload, order: Iterable[_Slot],
@@ -484,8 +527,11 @@ class Distributor:
 
     def _put(self, workload: Workload, slot: _Slot) -> None:
         remaining = slot.remaining
+        before = {key: remaining[key] for key in workload.requirements}
         for key, needed in workload.requirements.items():
             remaining[key] -= needed
+        if self._index is not None and before:
+            self._index.changed(slot, before)
         slot.workloads[workload.name] = workload
         self._where[workload.name] = slot
         for group in workload.aversion_groups:
@@ -496,8 +542,11 @@ class Distributor:
         slot = self._where.pop(name)
         workload = slot.workloads.pop(name)
         remaining = slot.remaining
+        before = {key: remaining[key] for key in workload.requirements}
         for key, needed in workload.requirements.items():
             remaining[key] += needed
+        if self._index is not None and before:
+            self._index.changed(slot, before)
         for group in workload.aversion_groups:
             _decrement(slot.groups, group)
             nodes = self._group_nodes[group]
@@ -510,11 +559,27 @@ class Distributor:
         for node in nodes:
             slot = _Slot(node)
             self._slots[node.name] = slot
+            if self._index is not None:
+                self._index.add(slot)
             self._joined(slot)
 
     def _leave(self, slot: _Slot) -> None:
         self._leaving(slot)
+        if self._index is not None:
+            self._index.remove(slot)
         del self._slots[slot.name]
+
+    def _cordon(self, slot: _Slot, cordoned: bool) -> None:
+        if slot.cordoned != cordoned:
+            slot.cordoned = cordoned
+            if self._index is not None:
+                self._index.cordoned(slot)
+
+    def _rank(self, slot: _Slot) -> int:
+        """The number of nodes before ``slot`` in the order given."""
+        if self._index is not None:
+            return self._index.rank(slot)
+        return list(self._slots).index(slot.name)
 
     # ----------------------------------------------------------- validation
 
@@ -612,11 +677,14 @@ class RoundRobinDistributor(Distributor):
 
     def _placed(self, slot: _Slot) -> None:
         # Kept unwrapped: a node added after the last one is "the next node".
-        self._cursor = list(self._slots).index(slot.name) + 1
+        self._cursor = self._rank(slot) + 1
 
     def _leaving(self, slot: _Slot) -> None:
-        if list(self._slots).index(slot.name) < self._cursor:
+        if self._rank(slot) < self._cursor:
             self._cursor -= 1
+
+    def _start(self) -> int:
+        return self.cursor
 
     def _settings(self) -> Dict[str, Any]:
         return {"cursor": self._cursor}
@@ -650,6 +718,7 @@ class BinPackDistributor(Distributor):
     """
 
     strategy = "BinPack"
+    _rekeyed = True
 
     def __init__(self, rubric: Union[Rubric, Mapping[str, Any]],
                  nodes: Iterable[NodeLike] = ()):
@@ -670,6 +739,9 @@ class BinPackDistributor(Distributor):
     def _order(self) -> Sequence[_Slot]:
         key = self._rubric.sort_key
         return sorted(self._slots.values(), key=lambda slot: key(slot.remaining, slot.name))
+
+    def _index_key(self, slot: _Slot) -> Any:
+        return self._rubric.sort_key(slot.remaining, slot.name)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
         score = self._rubric.score
