@@ -8,20 +8,28 @@ fit, and leaves every yes to :func:`pylighthouse.fit.check_fit`.
 Layout (chosen for pure Python): the nodes sit in a list of *blocks*, each a
 short list kept sorted by the node's order key (its join sequence for
 Prioritized and RoundRobin, its rubric sort key for BinPack), as in
-sortedcontainers. Over the blocks, one flat segment tree per *term* holds,
-for every block and every run of blocks, an upper bound:
+sortedcontainers. Over the blocks, flat segment trees hold, for every block
+and every run of blocks, upper bounds, one tree per *term*:
 
 * a resource name: the largest remaining quantity of that resource in the
   block (a node lacking it counts as minus infinity);
-* :data:`OPEN`: zero when some node in the block is not cordoned;
-* :data:`CLEAN`: zero when some node in the block has no resource below zero.
+* :data:`OPEN`: zero when some node in the block is not cordoned.
 
-A search walks the trees leftmost first from a start block and skips every
-subtree where a required, non-immune resource is bounded below the
-requirement, where every node is cordoned, or (for a workload that neither
-requires nor is immune to any resource ever seen below zero) where every
-node has a shortcoming or a ward. Inside a surviving block it tests each node
-with the same cheap bounds, then with ``check_fit``.
+Per-resource maxima cannot see that the room and the right resources sit on
+different nodes, so the trees come in *families*, each bounding a subset of
+the nodes: :data:`ALL` nodes; the :data:`CLEAN` nodes (no resource below
+zero: most workloads cannot use the others, and a roomy warded node in every
+block would otherwise defeat the bounds); and, for resources that some but
+not all nodes have (tags, semaphores) once they are common enough, the clean
+nodes having that resource. A workload that neither requires nor is immune
+to any resource ever seen below zero searches the clean family of its
+rarest such resource (or :data:`CLEAN`); any other workload searches
+:data:`ALL`.
+
+A search walks the family's trees leftmost first from a start block and
+skips every subtree where a required, non-immune resource is bounded below
+the requirement or where every node is cordoned. Inside a surviving block it
+tests each node with the same cheap bounds, then with ``check_fit``.
 
 The bounds are exact maxima, kept up to date after every change of one node
 (O(R log B) for R changed resources and B blocks, plus O(L) to recompute a
@@ -29,24 +37,36 @@ block of L nodes when the changed node held its maximum). Blocks split above
 ``2 * load`` nodes and merge at ``load / 4`` or fewer; only then are the trees'
 leaves shifted and the internal levels right of the change recomputed.
 """
-from bisect import bisect_left, insort
+from bisect import bisect_left
+from collections import Counter
 from decimal import Decimal
-from typing import (Any, Callable, Dict, FrozenSet, Iterator, List, Mapping,
+from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
                     Optional, Sequence, Tuple)
 
 from .fit import check_fit
 from .model import Workload
 from .quantities import ZERO
 
-__all__ = ["NodeIndex", "OPEN", "CLEAN"]
+__all__ = ["NodeIndex", "OPEN", "ALL", "CLEAN"]
 
 NEG = Decimal("-Infinity")
+INF = float("inf")
 #: Term: zero where some node takes new workloads (not cordoned).
 OPEN = ("open",)
-#: Term: zero where some node has no resource below zero.
+#: Family: every node.
+ALL = ("all",)
+#: Family: the nodes with no resource below zero.
 CLEAN = ("clean",)
 
 DEFAULT_LOAD = 32
+#: At most this many resource families (beyond ALL and CLEAN).
+MAX_FAMILIES = 8
+#: At most this many mixed terms.
+MAX_MIXES = 16
+#: Relative slack of the float arithmetic of mixed terms (far above its error).
+SLACK = 1e-9
+
+Tree = List[Any]
 
 
 class NodeIndex:
@@ -67,8 +87,14 @@ class NodeIndex:
         self._keys: List[List[Any]] = []
         self._lasts: List[Any] = []
         self._cap = 1
-        self._bounds: Dict[Any, List[Decimal]] = {OPEN: [NEG, NEG], CLEAN: [NEG, NEG]}
+        self._families: Dict[Any, Dict[Any, Tree]] = {
+            ALL: {OPEN: [NEG, NEG]}, CLEAN: {OPEN: [NEG, NEG]}}
+        #: Resource -> its family, for the resources that have one.
+        self._selected: Dict[str, Any] = {}
+        self._present: Counter = Counter()
         self._counts: List[int] = [0, 0]
+        #: Resource names (sorted tuple) -> their mixed term.
+        self._mixes: Dict[Tuple[str, ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
         self.negative: set = set()
         self._size = 0
@@ -84,22 +110,36 @@ class NodeIndex:
     # ------------------------------------------------------------- values
 
     @staticmethod
-    def _value(slot: Any, term: Any) -> Decimal:
+    def _member(slot: Any, family: Any) -> bool:
+        if family is ALL:
+            return True
+        if slot.negative:
+            return False
+        return family is CLEAN or family[1] in slot.remaining
+
+    @staticmethod
+    def _value(slot: Any, term: Any) -> Any:
         if term is OPEN:
             return NEG if slot.cordoned else ZERO
-        if term is CLEAN:
-            return NEG if slot.negative else ZERO
+        if type(term) is tuple:
+            return _mixed(slot.remaining, term[1])
         return slot.remaining.get(term, NEG)
 
-    def _bound(self, block: Sequence[Any], term: Any) -> Decimal:
-        """The exact bound of ``term`` over ``block``. Cost: O(len(block))."""
+    def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
+        """The exact bound of ``term`` over the family's nodes in ``block``.
+        Cost: O(len(block))."""
+        if family is not ALL:
+            member = self._member
+            block = [slot for slot in block if member(slot, family)]
         if term is OPEN:
             return ZERO if any(not slot.cordoned for slot in block) else NEG
-        if term is CLEAN:
-            return ZERO if any(not slot.negative for slot in block) else NEG
+        if type(term) is tuple:
+            scales = term[1]
+            return max([_mixed(slot.remaining, scales) for slot in block], default=NEG)
         return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
 
-    def _set(self, tree: List[Decimal], index: int, value: Decimal) -> None:
+    @staticmethod
+    def _set(tree: Tree, index: int, value: Decimal) -> None:
         """Set leaf ``index`` (a tree position) and fix its ancestors. O(log B)."""
         old = tree[index]
         if value == old:
@@ -160,32 +200,43 @@ class NodeIndex:
     # ------------------------------------------------------------ changing
 
     def add(self, slot: Any) -> None:
-        """A node joins. Cost: O(R log N), amortised."""
+        """A node joins. Cost: O(F x R log N), amortised, for F families."""
         slot.key = self._key(slot)
-        slot.negative = _negative(slot.remaining)
+        remaining = slot.remaining
+        slot.negative = _negative(remaining)
         if slot.negative:
-            self.negative.update(k for k, v in slot.remaining.items() if v < ZERO)
-        for term in slot.remaining:
-            if term not in self._bounds:
-                self._bounds[term] = [NEG] * (2 * self._cap)
+            self.negative.update(k for k, v in remaining.items() if v < ZERO)
+        for trees in self._families.values():
+            for term in remaining:
+                if term not in trees:
+                    trees[term] = [NEG] * (2 * self._cap)
         self._size += 1
+        self._present.update(remaining.keys())
         self._insert(slot)
+        for term in remaining:
+            if term not in self._selected and len(self._selected) < MAX_FAMILIES \
+                    and 2 * self._load <= self._present[term] < self._size:
+                family = ("with", term)
+                self._selected[term] = family
+                self._families[family] = {
+                    term: [NEG] * (2 * self._cap) for term in self._families[ALL]}
+                self._replace(0, 0, 0, (family,))
 
     def remove(self, slot: Any) -> None:
-        """A node leaves. Cost: O(R log N + load x R), amortised."""
+        """A node leaves. Cost: O(F x R log N + load x F x R), amortised."""
         self._size -= 1
+        self._present.subtract(slot.remaining.keys())
         self._take(slot, *self._locate(slot))
 
     def cordoned(self, slot: Any) -> None:
-        """``slot.cordoned`` changed. Cost: O(load + log N)."""
-        block, _ = self._locate(slot)
-        self._set(self._bounds[OPEN], self._cap + block,
-                  self._bound(self._blocks[block], OPEN))
+        """``slot.cordoned`` changed. Cost: O(F log N)."""
+        if not slot.cordoned:
+            self._raise(slot, self._locate(slot)[0], (OPEN,))
 
     def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
         """``slot.remaining`` changed; ``before`` holds the old values of the
-        resources that changed. Cost: O(R log N), plus O(load) per resource
-        whose block maximum the node held, plus a move for BinPack."""
+        resources that changed. Cost: O(F x R log N), plus O(load) per
+        resource whose block maximum the node held, plus a move for BinPack."""
         remaining = slot.remaining
         was_negative = slot.negative
         if any(value < ZERO for value in before.values()) or \
@@ -202,20 +253,32 @@ class NodeIndex:
 
     def _refresh(self, slot: Any, block: int, before: Mapping[str, Decimal],
                  was_negative: bool) -> None:
-        """Fix the bounds of ``block`` after ``slot`` (in it) changed."""
-        leaf = self._cap + block
-        nodes = self._blocks[block]
-        bounds = self._bounds
+        """Raise the bounds of ``block`` where ``slot`` (in it) gained room.
+
+        A loss of room leaves the bounds as they are: still upper bounds,
+        only looser, and :meth:`_scan` tightens a block when it finds
+        nothing in it. Cost: O(F x R log B) for R resources that grew.
+        """
         remaining = slot.remaining
-        for term, old in before.items():
-            tree = bounds[term]
-            value = remaining[term]
-            if value > tree[leaf]:
-                self._set(tree, leaf, value)
-            elif value < old and old >= tree[leaf]:
-                self._set(tree, leaf, self._bound(nodes, term))
         if slot.negative != was_negative:
-            self._set(bounds[CLEAN], leaf, self._bound(nodes, CLEAN))
+            grown = list(self._families[ALL])
+        else:
+            grown = [term for term, old in before.items() if remaining[term] > old]
+            if grown:
+                grown.extend(term for term in self._mixes.values()
+                             if any(key in grown for key in term[1]))
+        if grown:
+            self._raise(slot, block, grown)
+
+    def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
+        leaf = self._cap + block
+        values = [(term, self._value(slot, term)) for term in terms]
+        for family, trees in self._families.items():
+            if family is ALL or self._member(slot, family):
+                for term, value in values:
+                    tree = trees[term]
+                    if value > tree[leaf]:
+                        self._set(tree, leaf, value)
 
     def _move(self, slot: Any, key: Any, before: Mapping[str, Decimal],
               was_negative: bool) -> None:
@@ -238,7 +301,7 @@ class NodeIndex:
                 self._lasts[block] = key
             self._refresh(slot, block, before, was_negative)
             return
-        # Out with the old values, in with the new.
+        # Take it out as it was (the bounds hold its old values), put it back as it is.
         current = {term: slot.remaining[term] for term in before}
         slot.remaining.update(before)
         negative_now, slot.negative = slot.negative, was_negative
@@ -254,7 +317,7 @@ class NodeIndex:
             self._blocks.append([slot])
             self._keys.append([key])
             self._lasts.append(key)
-            self._restructure(0)
+            self._replace(0, 0, 1)
             return
         block = bisect_left(self._lasts, key)
         if block == len(self._blocks):
@@ -269,14 +332,10 @@ class NodeIndex:
             self._blocks[block:block + 1] = [nodes[:half], nodes[half:]]
             self._keys[block:block + 1] = [keys[:half], keys[half:]]
             self._lasts[block:block + 1] = [keys[half - 1], keys[-1]]
-            self._restructure(block)
+            self._replace(block, 1, 2)
             return
         self._count(block, 1)
-        leaf = self._cap + block
-        for term, tree in self._bounds.items():
-            value = self._value(slot, term)
-            if value > tree[leaf]:
-                self._set(tree, leaf, value)
+        self._raise(slot, block, self._families[ALL])
 
     def _take(self, slot: Any, block: int, position: int) -> None:
         nodes, keys = self._blocks[block], self._keys[block]
@@ -284,53 +343,80 @@ class NodeIndex:
         del keys[position]
         if not nodes:
             del self._blocks[block], self._keys[block], self._lasts[block]
-            self._restructure(block)
+            self._replace(block, 1, 0)
             return
         if position == len(keys):
             self._lasts[block] = keys[-1]
         if len(nodes) <= self._load // 4 and len(self._blocks) > 1:
-            other = block + 1 if block + 1 < len(self._blocks) else block - 1
-            first, second = sorted((block, other))
-            self._blocks[first:second + 1] = [self._blocks[first] + self._blocks[second]]
-            self._keys[first:second + 1] = [self._keys[first] + self._keys[second]]
-            self._lasts[first:second + 1] = [self._lasts[second]]
-            merged = self._blocks[first]
+            first = block if block + 1 < len(self._blocks) else block - 1
+            merged = self._blocks[first] + self._blocks[first + 1]
+            keys = self._keys[first] + self._keys[first + 1]
             if len(merged) > 2 * self._load:
                 half = len(merged) // 2
-                keys = self._keys[first]
-                self._blocks[first:first + 1] = [merged[:half], merged[half:]]
-                self._keys[first:first + 1] = [keys[:half], keys[half:]]
-                self._lasts[first:first + 1] = [keys[half - 1], keys[-1]]
-            self._restructure(first)
+                self._blocks[first:first + 2] = [merged[:half], merged[half:]]
+                self._keys[first:first + 2] = [keys[:half], keys[half:]]
+                self._lasts[first:first + 2] = [keys[half - 1], keys[-1]]
+                self._replace(first, 2, 2)
+            else:
+                self._blocks[first:first + 2] = [merged]
+                self._keys[first:first + 2] = [keys]
+                self._lasts[first:first + 2] = [keys[-1]]
+                self._replace(first, 2, 1)
             return
         self._count(block, -1)
-        leaf = self._cap + block
-        for term, tree in self._bounds.items():
-            if self._value(slot, term) >= tree[leaf]:
-                self._set(tree, leaf, self._bound(nodes, term))
+        # The bounds stay as they are: upper bounds still (see _refresh).
 
-    def _restructure(self, first: int) -> None:
-        """Blocks from ``first`` on changed: recompute their leaves and the
-        internal levels above them. Cost: O((B - first) x terms + load x terms)."""
-        count = len(self._blocks)
-        if count > self._cap or (count <= self._cap // 4 and self._cap > 1):
-            cap = 1
-            while cap < count:
-                cap *= 2
-            self._cap = cap
-            first = 0
-            for term in self._bounds:
-                self._bounds[term] = [NEG] * (2 * cap)
-            self._counts = [0] * (2 * cap)
+    def _mix(self, keys: Tuple[str, ...], requirements: Mapping[str, Decimal]) -> Any:
+        """Start a mixed term over ``keys``, scaled by these requirements."""
+        scales = {key: 1 / abs(float(requirements[key])) if requirements[key] else 1.0
+                  for key in keys}
+        term = ("mixed", _Scales(scales))
+        self._mixes[keys] = term
         cap = self._cap
-        blocks = self._blocks[first:]
-        for term, tree in self._bounds.items():
-            tree[cap + first:2 * cap] = [self._bound(nodes, term) for nodes in blocks] + \
-                [NEG] * (cap - count)
-            _rebuild(tree, cap, first, max)
-        self._counts[cap + first:2 * cap] = [len(nodes) for nodes in blocks] + \
-            [0] * (cap - count)
-        _rebuild(self._counts, cap, first, _add)
+        for family, trees in self._families.items():
+            tree = trees[term] = [NEG] * (2 * cap)
+            tree[cap:cap + len(self._blocks)] = [
+                self._leaf(nodes, family, term) for nodes in self._blocks]
+            _rebuild(tree, cap, 0, max)
+        return term
+
+    def _replace(self, first: int, removed: int, added: int,
+                 families: Optional[Sequence[Any]] = None) -> None:
+        """``removed`` blocks from ``first`` on were replaced by ``added`` new
+        ones (already in the lists): shift the leaves after them, compute the
+        new ones, and recompute the internal levels from ``first`` on.
+        Cost: O(F x R x (B - first + added x load)); everything when the
+        number of blocks outgrows or shrinks well below the trees."""
+        count = len(self._blocks)
+        cap = self._cap
+        if count > cap or (count <= cap // 4 and cap > 1) or families is not None:
+            if count > cap or (count <= cap // 4 and cap > 1):
+                cap = 1
+                while cap < count:
+                    cap *= 2
+                self._cap = cap
+                families = list(self._families)
+            first, removed, added = 0, count, count
+            for family in families:
+                trees = self._families[family]
+                for term in trees:
+                    trees[term] = [NEG] * (2 * cap)
+            if len(families) == len(self._families):
+                self._counts = [0] * (2 * cap)
+        fresh_blocks = self._blocks[first:first + added]
+        old_count = count - added + removed
+        for family in (families if families is not None else self._families):
+            for term, tree in self._families[family].items():
+                fresh = [self._leaf(nodes, family, term) for nodes in fresh_blocks]
+                tree[cap + first:2 * cap] = (
+                    fresh + tree[cap + first + removed:cap + old_count]
+                    + [NEG] * (cap - count))
+                _rebuild(tree, cap, first, max)
+        counts = self._counts
+        counts[cap + first:2 * cap] = (
+            [len(nodes) for nodes in fresh_blocks]
+            + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
+        _rebuild(counts, cap, first, _add)
 
     # ------------------------------------------------------------ searching
 
@@ -340,52 +426,68 @@ class NodeIndex:
         wrapping around once, where ``workload`` fits and that hosts none of
         ``groups``; ``None`` when there is none.
 
-        Cost: O(T log N + L) per surviving block, with T the workload's
-        pruning terms and L the block's nodes; on clusters where whole runs
-        of nodes are full, a few blocks.
+        Cost: O(T log N) for T pruning terms, plus O(L) per block whose
+        bounds pass without a node of it fitting (L nodes a block).
         """
         if not self._size:
             return None
-        terms: List[Tuple[List[Decimal], Decimal]] = []
-        checks: List[Tuple[str, Decimal]] = []
-        immunities = workload.immunities
         requirements = workload.requirements
-        bounds = self._bounds
-        for key, needed in requirements.items():
-            tree = bounds.get(key)
-            if tree is None:
-                return None  # no node has the resource
-            if key not in immunities:
-                terms.append((tree, needed))
-                checks.append((key, needed))
-        terms.append((bounds[OPEN], ZERO))
+        immunities = workload.immunities
         negative = self.negative
         clean = not negative or (negative.isdisjoint(requirements)
                                  and negative.isdisjoint(immunities))
-        if clean and negative:
-            terms.append((bounds[CLEAN], ZERO))
+        family = ALL
+        if clean:
+            family = CLEAN
+            fewest = self._size
+            for key in requirements:
+                chosen = self._selected.get(key)
+                if chosen is not None and self._present[key] < fewest:
+                    family, fewest = chosen, self._present[key]
+        trees = self._families[family]
+        terms: List[Tuple[Tree, Any, Any]] = []
+        checks: List[Tuple[str, Decimal]] = []
+        for key, needed in requirements.items():
+            tree = trees.get(key)
+            if tree is None:
+                return None  # no node has the resource
+            if key not in immunities:
+                terms.append((tree, needed, key))
+                checks.append((key, needed))
+        terms.append((trees[OPEN], ZERO, OPEN))
+        mixed = tuple(sorted(key for key, _ in checks if key not in self._selected))
+        if len(mixed) > 1:
+            term = self._mixes.get(mixed)
+            if term is None and len(self._mixes) < MAX_MIXES:
+                term = self._mix(mixed, requirements)
+            if term is not None:
+                least = min(float(requirements[key]) * scale for key, scale in term[1].items())
+                terms.insert(0, (trees[term], least - abs(least) * SLACK - SLACK, term))
+        skip_negative = clean and bool(negative)
         if start:
             block, position = self._at(start % self._size)
         else:
             block = position = 0
-        found = self._scan(workload, terms, checks, groups, clean and bool(negative),
+        found = self._scan(workload, family, terms, checks, groups, skip_negative,
                            block, position, len(self._blocks), 0)
         if found is None and (block or position):
-            found = self._scan(workload, terms, checks, groups,
-                               clean and bool(negative), 0, 0, block, position)
+            found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                               0, 0, block, position)
         return found
 
-    def _scan(self, workload: Workload, terms: List[Tuple[List[Decimal], Decimal]],
-              checks: List[Tuple[str, Decimal]], groups: FrozenSet[str], clean: bool,
-              block: int, position: int, end_block: int, end_position: int) -> Optional[Any]:
+    def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
+              checks: List[Tuple[str, Decimal]], groups: FrozenSet[str],
+              skip_negative: bool, block: int, position: int,
+              end_block: int, end_position: int) -> Optional[Any]:
         """Search from (block, position) up to, not including, (end_block,
-        end_position)."""
+        end_position). A block whose bounds pass but where no node fits has
+        its bounds for these terms made exact."""
         cap = self._cap
         blocks = self._blocks
         index = cap + block
         last = cap + end_block
         while True:
-            for tree, needed in terms:
+            for tree, needed, _ in terms:
                 if tree[index] < needed:
                     break
             else:
@@ -399,7 +501,7 @@ class NodeIndex:
                 begin = position if index == cap + block else 0
                 for at in range(begin, stop):
                     slot = nodes[at]
-                    if slot.cordoned or (clean and slot.negative):
+                    if slot.cordoned or (skip_negative and slot.negative):
                         continue
                     remaining = slot.remaining
                     for key, needed in checks:
@@ -412,6 +514,9 @@ class NodeIndex:
                                 continue
                         if check_fit(remaining, workload) is None:
                             return slot
+                if begin == 0 and stop == len(nodes):
+                    for tree, _, term in terms:
+                        self._set(tree, index, self._leaf(nodes, family, term))
             while index & 1:
                 index >>= 1
             if not index:
@@ -423,6 +528,35 @@ class NodeIndex:
                 probe *= 2
             if probe > last or (probe == last and not end_position):
                 return None
+
+
+class _Scales(dict):
+    """A mixed term's resources and their scales (hashable by identity)."""
+
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def _mixed(remaining: Mapping[str, Decimal], scales: Mapping[str, float]) -> float:
+    """A node's value for a mixed term: the least of its scaled remaining
+    quantities over the term's resources (a missing one does not count), as
+    an upper bound despite float rounding.
+
+    A workload requiring all of them fits only where each remaining
+    quantity reaches its requirement, so only where this value reaches the
+    least scaled requirement: one term prunes runs of nodes where each
+    resource has room on some node but no node has room for all.
+    """
+    least = INF
+    for key, scale in scales.items():
+        quantity = remaining.get(key)
+        if quantity is not None:
+            value = float(quantity) * scale
+            if value < least:
+                least = value
+    return least + abs(least) * SLACK + SLACK if least != INF else least
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:
