@@ -37,6 +37,7 @@ block of L nodes when the changed node held its maximum). Blocks split above
 ``2 * load`` nodes and merge at ``load / 4`` or fewer; only then are the trees'
 leaves shifted and the internal levels right of the change recomputed.
 """
+import math
 from bisect import bisect_left
 from collections import Counter
 from decimal import Decimal
@@ -62,7 +63,7 @@ DEFAULT_LOAD = 32
 #: At most this many resource families (beyond ALL and CLEAN).
 MAX_FAMILIES = 8
 #: At most this many mixed terms.
-MAX_MIXES = 16
+MAX_MIXES = 64
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
 
@@ -94,7 +95,7 @@ class NodeIndex:
         self._present: Counter = Counter()
         self._counts: List[int] = [0, 0]
         #: Resource names (sorted tuple) -> their mixed term.
-        self._mixes: Dict[Tuple[str, ...], Any] = {}
+        self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
         self.negative: set = set()
         self._size = 0
@@ -137,6 +138,15 @@ class NodeIndex:
             scales = term[1]
             return max([_mixed(slot.remaining, scales) for slot in block], default=NEG)
         return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
+
+    def _tighten(self, nodes: Sequence[Any], family: Any,
+                 terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
+        """Make the bounds of ``terms`` exact at tree leaf ``index``."""
+        if family is not ALL:
+            member = self._member
+            nodes = [slot for slot in nodes if member(slot, family)]
+        for tree, _, term in terms:
+            self._set(tree, index, self._leaf(nodes, ALL, term))
 
     @staticmethod
     def _set(tree: Tree, index: int, value: Decimal) -> None:
@@ -366,10 +376,9 @@ class NodeIndex:
         self._count(block, -1)
         # The bounds stay as they are: upper bounds still (see _refresh).
 
-    def _mix(self, keys: Tuple[str, ...], requirements: Mapping[str, Decimal]) -> Any:
+    def _mix(self, keys: Tuple[Tuple[str, int], ...], requirements: Mapping[str, Decimal]) -> Any:
         """Start a mixed term over ``keys``, scaled by these requirements."""
-        scales = {key: 1 / abs(float(requirements[key])) if requirements[key] else 1.0
-                  for key in keys}
+        scales = {key: 4.0 ** -bucket for key, bucket in keys}
         term = ("mixed", _Scales(scales))
         self._mixes[keys] = term
         cap = self._cap
@@ -455,7 +464,8 @@ class NodeIndex:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
-        mixed = tuple(sorted(key for key, _ in checks if key not in self._selected))
+        mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
+                             if key not in self._selected))
         if len(mixed) > 1:
             term = self._mixes.get(mixed)
             if term is None and len(self._mixes) < MAX_MIXES:
@@ -515,8 +525,7 @@ class NodeIndex:
                         if check_fit(remaining, workload) is None:
                             return slot
                 if begin == 0 and stop == len(nodes):
-                    for tree, _, term in terms:
-                        self._set(tree, index, self._leaf(nodes, family, term))
+                    self._tighten(nodes, family, terms, index)
             while index & 1:
                 index >>= 1
             if not index:
@@ -557,6 +566,13 @@ def _mixed(remaining: Mapping[str, Decimal], scales: Mapping[str, float]) -> flo
             if value < least:
                 least = value
     return least + abs(least) * SLACK + SLACK if least != INF else least
+
+
+def _bucket(quantity: Decimal) -> int:
+    """The power of 4 nearest a requirement: workloads of similar shape share
+    a mixed term, scaled to them."""
+    magnitude = abs(float(quantity))
+    return round(math.log(magnitude, 4)) if 0 < magnitude < INF else 0
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:
