@@ -84,8 +84,8 @@ def problem(node_count: int, workload_count: int, over: bool = False,
             seed: int = 0) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
     """Nodes and workloads for one benchmark size.
 
-    Normally nearly every workload fits (about 5 workloads' worth of demand
-    per 10 per node of room); with ``over``, the cluster is shrunk so that
+    Normally most workloads fit (ten workloads per node use about 80% of
+    the cpu; tags and semaphores leave some out); with ``over``, the cluster is shrunk so that
     about a third of the workloads cannot be placed.
     """
     if over:
@@ -94,6 +94,6 @@ def problem(node_count: int, workload_count: int, over: bool = False,
             workloads(workload_count, seed * 1000 + 3))
 
 
-#: The share of the nodes kept in the over-subscribed variant (calibrated
-#: with :func:`unplaced_share` so that about a third of workloads stay out).
+#: The share of the nodes kept in the over-subscribed variant (measured:
+#: about a third of the workloads then find no node).
 OVERSUBSCRIBED = 0.5
