@@ -565,7 +565,7 @@ def _mixed(remaining: Mapping[str, Decimal], scales: Mapping[str, float]) -> flo
             value = float(quantity) * scale
             if value < least:
                 least = value
-    return least + abs(least) * SLACK + SLACK if least != INF else least
+    return least if least in (INF, -INF) else least + abs(least) * SLACK + SLACK
 
 
 def _bucket(quantity: Decimal) -> int:
