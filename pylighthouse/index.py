@@ -465,7 +465,7 @@ class NodeIndex:
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
         mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
-                             if key not in self._selected))
+                             if needed > ZERO))
         if len(mixed) > 1:
             term = self._mixes.get(mixed)
             if term is None and len(self._mixes) < MAX_MIXES:
