@@ -63,7 +63,7 @@ DEFAULT_LOAD = 32
 #: At most this many resource families (beyond ALL and CLEAN).
 MAX_FAMILIES = 8
 #: At most this many mixed terms.
-MAX_MIXES = 64
+MAX_MIXES = 128
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
 
@@ -229,7 +229,8 @@ class NodeIndex:
                 family = ("with", term)
                 self._selected[term] = family
                 self._families[family] = {
-                    term: [NEG] * (2 * self._cap) for term in self._families[ALL]}
+                    term: [NEG] * (2 * self._cap) for term in self._families[ALL]
+                    if type(term) is not tuple or term is OPEN}
                 self._replace(0, 0, 0, (family,))
 
     def remove(self, slot: Any) -> None:
@@ -271,7 +272,7 @@ class NodeIndex:
         """
         remaining = slot.remaining
         if slot.negative != was_negative:
-            grown = list(self._families[ALL])
+            grown = self._terms()
         else:
             grown = [term for term, old in before.items() if remaining[term] > old]
             if grown:
@@ -280,13 +281,22 @@ class NodeIndex:
         if grown:
             self._raise(slot, block, grown)
 
+    def _terms(self) -> List[Any]:
+        """Every term some family has a tree for."""
+        return list(dict.fromkeys([*self._families[ALL], *self._mixes.values()]))
+
     def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
         leaf = self._cap + block
-        values = [(term, self._value(slot, term)) for term in terms]
+        values: Dict[Any, Any] = {}
         for family, trees in self._families.items():
             if family is ALL or self._member(slot, family):
-                for term, value in values:
-                    tree = trees[term]
+                for term in terms:
+                    tree = trees.get(term)
+                    if tree is None:
+                        continue  # a mixed term this family has not needed yet
+                    value = values.get(term)
+                    if value is None:
+                        value = values[term] = self._value(slot, term)
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
 
@@ -345,7 +355,7 @@ class NodeIndex:
             self._replace(block, 1, 2)
             return
         self._count(block, 1)
-        self._raise(slot, block, self._families[ALL])
+        self._raise(slot, block, self._terms())
 
     def _take(self, slot: Any, block: int, position: int) -> None:
         nodes, keys = self._blocks[block], self._keys[block]
@@ -376,18 +386,14 @@ class NodeIndex:
         self._count(block, -1)
         # The bounds stay as they are: upper bounds still (see _refresh).
 
-    def _mix(self, keys: Tuple[Tuple[str, int], ...], requirements: Mapping[str, Decimal]) -> Any:
-        """Start a mixed term over ``keys``, scaled by these requirements."""
-        scales = {key: 4.0 ** -bucket for key, bucket in keys}
-        term = ("mixed", _Scales(scales))
-        self._mixes[keys] = term
+    def _mix(self, family: Any, term: Any) -> Tree:
+        """Give ``family`` a tree for the mixed ``term``. Cost: O(N)."""
         cap = self._cap
-        for family, trees in self._families.items():
-            tree = trees[term] = [NEG] * (2 * cap)
-            tree[cap:cap + len(self._blocks)] = [
-                self._leaf(nodes, family, term) for nodes in self._blocks]
-            _rebuild(tree, cap, 0, max)
-        return term
+        tree = self._families[family][term] = [NEG] * (2 * cap)
+        tree[cap:cap + len(self._blocks)] = [
+            self._leaf(nodes, family, term) for nodes in self._blocks]
+        _rebuild(tree, cap, 0, max)
+        return tree
 
     def _replace(self, first: int, removed: int, added: int,
                  families: Optional[Sequence[Any]] = None) -> None:
@@ -469,10 +475,14 @@ class NodeIndex:
         if len(mixed) > 1:
             term = self._mixes.get(mixed)
             if term is None and len(self._mixes) < MAX_MIXES:
-                term = self._mix(mixed, requirements)
+                term = self._mixes[mixed] = ("mixed", _Scales(
+                    {key: 2.0 ** -bucket for key, bucket in mixed}))
             if term is not None:
+                tree = trees.get(term)
+                if tree is None:
+                    tree = self._mix(family, term)
                 least = min(float(requirements[key]) * scale for key, scale in term[1].items())
-                terms.insert(0, (trees[term], least - abs(least) * SLACK - SLACK, term))
+                terms.insert(0, (tree, least - abs(least) * SLACK - SLACK, term))
         skip_negative = clean and bool(negative)
         if start:
             block, position = self._at(start % self._size)
@@ -572,7 +582,7 @@ def _bucket(quantity: Decimal) -> int:
     """The power of 4 nearest a requirement: workloads of similar shape share
     a mixed term, scaled to them."""
     magnitude = abs(float(quantity))
-    return round(math.log(magnitude, 4)) if 0 < magnitude < INF else 0
+    return round(math.log(magnitude, 2)) if 0 < magnitude < INF else 0
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:
