@@ -347,15 +347,14 @@ class NodeIndex:
         position = bisect_left(keys, key)
         keys.insert(position, key)
         nodes.insert(position, slot)
+        self._count(block, 1)
+        self._raise(slot, block, self._terms())
         if len(nodes) > 2 * self._load:
             half = len(nodes) // 2
             self._blocks[block:block + 1] = [nodes[:half], nodes[half:]]
             self._keys[block:block + 1] = [keys[:half], keys[half:]]
             self._lasts[block:block + 1] = [keys[half - 1], keys[-1]]
             self._replace(block, 1, 2)
-            return
-        self._count(block, 1)
-        self._raise(slot, block, self._terms())
 
     def _take(self, slot: Any, block: int, position: int) -> None:
         nodes, keys = self._blocks[block], self._keys[block]
@@ -397,39 +396,53 @@ class NodeIndex:
 
     def _replace(self, first: int, removed: int, added: int,
                  families: Optional[Sequence[Any]] = None) -> None:
-        """``removed`` blocks from ``first`` on were replaced by ``added`` new
-        ones (already in the lists): shift the leaves after them, compute the
-        new ones, and recompute the internal levels from ``first`` on.
-        Cost: O(F x R x (B - first + added x load)); everything when the
-        number of blocks outgrows or shrinks well below the trees."""
+        """``removed`` blocks from ``first`` on were replaced by ``added``
+        blocks holding the same nodes, give or take the one that came or went
+        (a split, a merge, a block emptied): shift the leaves after them and
+        recompute the internal levels from ``first`` on. The new blocks take
+        the largest bound of the blocks they replace, an upper bound still.
+
+        Cost: O(T x (B - first)) for T trees and B blocks; O(T x N) when the
+        number of blocks outgrows or shrinks well below the trees, or for the
+        ``families`` given (whose trees are computed afresh).
+        """
         count = len(self._blocks)
         cap = self._cap
-        if count > cap or (count <= cap // 4 and cap > 1) or families is not None:
-            if count > cap or (count <= cap // 4 and cap > 1):
-                cap = 1
-                while cap < count:
-                    cap *= 2
-                self._cap = cap
-                families = list(self._families)
-            first, removed, added = 0, count, count
+        if count > cap or (count <= cap // 4 and cap > 1):
+            cap = 1
+            while cap < count:
+                cap *= 2
+            self._cap = cap
+            families = list(self._families)
+        if families is not None:
+            blocks = self._blocks
             for family in families:
                 trees = self._families[family]
                 for term in trees:
-                    trees[term] = [NEG] * (2 * cap)
-            if len(families) == len(self._families):
-                self._counts = [0] * (2 * cap)
-        fresh_blocks = self._blocks[first:first + added]
-        old_count = count - added + removed
-        for family in (families if families is not None else self._families):
-            for term, tree in self._families[family].items():
-                fresh = [self._leaf(nodes, family, term) for nodes in fresh_blocks]
-                tree[cap + first:2 * cap] = (
-                    fresh + tree[cap + first + removed:cap + old_count]
-                    + [NEG] * (cap - count))
-                _rebuild(tree, cap, first, max)
+                    tree = trees[term] = [NEG] * (2 * cap)
+                    tree[cap:cap + count] = [self._leaf(nodes, family, term)
+                                             for nodes in blocks]
+                    _rebuild(tree, cap, 0, max)
+            if len(families) < len(self._families):
+                return
+            self._counts = [0] * (2 * cap)
+            first, removed, added = 0, count, count
+        else:
+            old_count = count - added + removed
+            for family, trees in self._families.items():
+                for term, tree in trees.items():
+                    if removed:
+                        bound = max(tree[cap + first:cap + first + removed])
+                    else:  # the first block
+                        bound = self._leaf(self._blocks[first], family, term)
+                    tree[cap + first:2 * cap] = (
+                        [bound] * added + tree[cap + first + removed:cap + old_count]
+                        + [NEG] * (cap - count))
+                    _rebuild(tree, cap, first, max)
         counts = self._counts
+        old_count = count - added + removed
         counts[cap + first:2 * cap] = (
-            [len(nodes) for nodes in fresh_blocks]
+            [len(nodes) for nodes in self._blocks[first:first + added]]
             + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
         _rebuild(counts, cap, first, _add)
 
