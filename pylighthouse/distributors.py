@@ -37,7 +37,7 @@ class _Slot:
     """A node inside a distributor: its capacity and what is on it now."""
 
     __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned",
-                 "key", "negative")
+                 "key", "negative", "floats")
 
     def __init__(self, node: Node):
         self.node = node
@@ -48,6 +48,7 @@ class _Slot:
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
         self.negative = False  # some remaining quantity is below zero
+        self.floats: Dict[str, float] = {}  # remaining, as floats, for the index
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -76,7 +76,8 @@ class NodeIndex:
     ``key`` gives a node's order key; it is read when the node joins and,
     when ``rekey`` is set, again after each change of its remaining
     resources. Slots must have ``remaining``, ``cordoned``, ``groups``, and
-    the index's own ``key`` and ``negative`` attributes.
+    the index's own ``key``, ``negative`` and ``floats`` attributes (the last
+    a float copy of ``remaining``, for mixed terms).
     """
 
     def __init__(self, key: Callable[[Any], Any], rekey: bool = False,
@@ -123,7 +124,7 @@ class NodeIndex:
         if term is OPEN:
             return NEG if slot.cordoned else ZERO
         if type(term) is tuple:
-            return _mixed(slot.remaining, term[1])
+            return _mixed(slot.floats, term[1])
         return slot.remaining.get(term, NEG)
 
     def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
@@ -136,7 +137,7 @@ class NodeIndex:
             return ZERO if any(not slot.cordoned for slot in block) else NEG
         if type(term) is tuple:
             scales = term[1]
-            return max([_mixed(slot.remaining, scales) for slot in block], default=NEG)
+            return max([_mixed(slot.floats, scales) for slot in block], default=NEG)
         return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
 
     def _tighten(self, nodes: Sequence[Any], family: Any,
@@ -213,6 +214,7 @@ class NodeIndex:
         """A node joins. Cost: O(F x R log N), amortised, for F families."""
         slot.key = self._key(slot)
         remaining = slot.remaining
+        slot.floats = {key: float(value) for key, value in remaining.items()}
         slot.negative = _negative(remaining)
         if slot.negative:
             self.negative.update(k for k, v in remaining.items() if v < ZERO)
@@ -249,6 +251,9 @@ class NodeIndex:
         resources that changed. Cost: O(F x R log N), plus O(load) per
         resource whose block maximum the node held, plus a move for BinPack."""
         remaining = slot.remaining
+        floats = slot.floats
+        for key in before:
+            floats[key] = float(remaining[key])
         was_negative = slot.negative
         if any(value < ZERO for value in before.values()) or \
                 any(remaining[key] < ZERO for key in before):
@@ -321,13 +326,7 @@ class NodeIndex:
                 self._lasts[block] = key
             self._refresh(slot, block, before, was_negative)
             return
-        # Take it out as it was (the bounds hold its old values), put it back as it is.
-        current = {term: slot.remaining[term] for term in before}
-        slot.remaining.update(before)
-        negative_now, slot.negative = slot.negative, was_negative
         self._take(slot, block, position)
-        slot.remaining.update(current)
-        slot.negative = negative_now
         slot.key = key
         self._insert(slot)
 
@@ -571,7 +570,7 @@ class _Scales(dict):
         return self is other
 
 
-def _mixed(remaining: Mapping[str, Decimal], scales: Mapping[str, float]) -> float:
+def _mixed(floats: Mapping[str, float], scales: Mapping[str, float]) -> float:
     """A node's value for a mixed term: the least of its scaled remaining
     quantities over the term's resources (a missing one does not count), as
     an upper bound despite float rounding.
@@ -583,9 +582,9 @@ def _mixed(remaining: Mapping[str, Decimal], scales: Mapping[str, float]) -> flo
     """
     least = INF
     for key, scale in scales.items():
-        quantity = remaining.get(key)
-        if quantity is not None:
-            value = float(quantity) * scale
+        value = floats.get(key)
+        if value is not None:
+            value *= scale
             if value < least:
                 least = value
     return least if least in (INF, -INF) else least + abs(least) * SLACK + SLACK
