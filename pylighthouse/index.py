@@ -59,7 +59,7 @@ ALL = ("all",)
 #: Family: the nodes with no resource below zero.
 CLEAN = ("clean",)
 
-DEFAULT_LOAD = 32
+DEFAULT_LOAD = 48
 #: At most this many resource families (beyond ALL and CLEAN).
 MAX_FAMILIES = 8
 #: At most this many mixed terms.
