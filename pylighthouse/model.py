@@ -46,20 +46,24 @@ _COLLECTIONS = (list, tuple, set, frozenset)
 
 def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
     if type(value) in _COLLECTIONS:
-        names = frozenset(value)
-        if all(type(name) is str and name for name in names):
-            return names
+        try:
+            names = frozenset(value)
+        except TypeError:  # an unhashable item: the check below names it
+            pass
+        else:
+            if all(type(name) is str and name for name in names):
+                return names
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
             f"{where}: {field} must be a list, tuple or set of strings, "
             f"got {type(value).__name__} {value!r}")
-    names = frozenset(value)
+    names = list(value)
     for name in names:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
                 f"{where}: {field} must hold non-empty strings, got {name!r}")
-    return names
+    return frozenset(names)
 
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
