@@ -123,19 +123,22 @@ class Distributor:
 
     @classmethod
     def from_list(cls, nodes: Iterable[NodeLike]) -> "Distributor":
-        """Return a distributor over ``nodes`` (Node objects or dicts), in order."""
+        """Return a distributor over ``nodes`` (Node objects or dicts), in order.
+
+        Cost: O(N x R log N), amortised.
+        """
         return cls(nodes)
 
     # ----------------------------------------------------------------- reading
 
     @property
     def nodes(self) -> List[Node]:
-        """The nodes, with their capacities, in the order they were given."""
+        """The nodes, with their capacities, in the order they were given. O(N)."""
         return [slot.node for slot in self._slots.values()]
 
     @property
     def assignments(self) -> Dict[str, str]:
-        """A new dict of every placed workload's name to its node's name."""
+        """A new dict of every placed workload's name to its node's name. O(W)."""
         return {name: slot.name for name, slot in self._where.items()}
 
     def node_state(self, name: str) -> NodeState:
@@ -143,6 +146,8 @@ class Distributor:
 
         Raises:
             UnknownNameError: no node has that name.
+
+        Cost: O(R + workloads on the node).
         """
         slot = self._slot(name)
         return NodeState(slot.name, _plain(slot.node.resources),
@@ -150,7 +155,10 @@ class Distributor:
                          slot.cordoned)
 
     def node_states(self) -> List[NodeState]:
-        """Return the :class:`NodeState` of every node, in the order given."""
+        """Return the :class:`NodeState` of every node, in the order given.
+
+        Cost: O(N x R + placed workloads).
+        """
         return [self.node_state(name) for name in self._slots]
 
     def workload(self, name: str) -> Workload:
@@ -158,6 +166,8 @@ class Distributor:
 
         Raises:
             UnknownNameError: no placed workload has that name.
+
+        Cost: O(1).
         """
         return self._placed_slot(name).workloads[name]
 
@@ -177,7 +187,13 @@ class Distributor:
             DuplicateNameError: a name repeats within the call or is already
                 placed. Nothing is placed when anything is raised.
 
-        Cost: O(W x N x R) with W workloads, N nodes and R resources per node.
+        Cost: O(W x R) to validate W workloads (R resources each; BinPack
+        adds O(W log W) to sort them), then per workload the node choice of
+        the :mod:`~pylighthouse.index`: O(T log N) bound checks on N nodes
+        for T requirements, plus the nodes of each block of about 48 whose
+        bounds pass while none of them fits (a few blocks on realistic
+        clusters, all of them at worst), and O(R log N) to book the
+        placement. See :doc:`/performance`.
         """
         loads = self._accept_workloads(workloads)
         with decimal.localcontext(EXACT):
@@ -192,7 +208,8 @@ class Distributor:
             UnknownNameError: a name is not placed (nothing is released).
             DuplicateNameError: a name is given twice.
 
-        Cost: O(K x R) for K workloads.
+        Cost: O(K x R log N) for K workloads (BinPack: each node also moves
+        in its order, O(log N) amortised).
         """
         wanted = self._accept_placed_names(names, "release_loads")
         with decimal.localcontext(EXACT):
@@ -205,7 +222,7 @@ class Distributor:
             DuplicateNameError: a name is taken or repeats (nothing joins).
             InvalidInputError, InvalidTypeError: a node is malformed.
 
-        Cost: O(M x R) for M nodes.
+        Cost: O(M x R log N) for M nodes, amortised.
         """
         self._join(self._accept_nodes(nodes))
 
@@ -263,7 +280,8 @@ class Distributor:
             UnknownNameError: a name is not a node (nothing is removed).
             DuplicateNameError: a name is given twice.
 
-        Cost: O(N) per node removed, plus placing the displaced workloads.
+        Cost: O(R log N) per node removed and per workload released, plus
+        placing the displaced workloads; O(K^2) to check K names for repeats.
         """
         leaving = self._accept_node_names(names)
         with decimal.localcontext(EXACT):
@@ -284,7 +302,7 @@ class Distributor:
         it fits (those sharing an aversion group with it apart), the reason
         for every other node, and the node the strategy would choose.
 
-        Cost: O(N x R).
+        Cost: O(N x R), plus O(N log N) for BinPack's order.
         """
         load = workload if isinstance(workload, Workload) \
             else Workload.from_dict(workload)
@@ -345,6 +363,8 @@ class Distributor:
     def to_dict(self) -> Dict[str, Any]:
         """Return a JSON-serialisable snapshot of the whole distributor.
 
+        Cost: O(N x R + placed workloads x R).
+
         It holds the strategy, its settings (rubric, cursor), the nodes with
         their capacities and cordons, and the placed workloads in placement
         order. Infinite quantities are written ``"inf"`` / ``"-inf"``.
@@ -371,6 +391,8 @@ class Distributor:
 
         Raises:
             InvalidInputError, InvalidTypeError: the snapshot is malformed.
+
+        Cost: O((N + placed workloads) x R log N).
         """
         if not isinstance(snapshot, Mapping):
             raise InvalidTypeError(
@@ -729,7 +751,10 @@ class BinPackDistributor(Distributor):
     @classmethod
     def from_list(cls, rubric: Union[Rubric, Mapping[str, Any]],  # type: ignore[override]
                   nodes: Iterable[NodeLike]) -> "BinPackDistributor":
-        """Return a distributor over ``nodes`` that scores with ``rubric``."""
+        """Return a distributor over ``nodes`` that scores with ``rubric``.
+
+        Cost: O(N x R log N), amortised.
+        """
         return cls(rubric, nodes)
 
     @property
