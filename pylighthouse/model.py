@@ -11,7 +11,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 import attr
 
 from .errors import InvalidInputError, InvalidTypeError
-from .quantities import to_number, to_quantity
+from .quantities import known_quantity, to_number, to_quantity
 
 __all__ = ["Node", "Workload"]
 
@@ -37,7 +37,10 @@ def _quantities(value: Any, where: str, field: str,
         if not (type(key) is str or isinstance(key, str)) or not key:
             raise InvalidInputError(
                 f"{where}: {field} keys must be non-empty strings, got {key!r}")
-        checked[key] = to_quantity(quantity, f"{where}: {field}[{key!r}]", finite)
+        known = known_quantity(quantity)
+        if known is None or (finite and known.is_infinite()):
+            known = to_quantity(quantity, f"{where}: {field}[{key!r}]", finite)
+        checked[key] = known
     return MappingProxyType(checked)
 
 

@@ -80,6 +80,12 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     return quantity
 
 
+def known_quantity(value: Any) -> Any:
+    """The Decimal :func:`to_quantity` already made for this plain int or
+    float, or ``None``: a shortcut that skips building an error context."""
+    return _MADE.get((type(value), value))
+
+
 def _rational_to_decimal(value: numbers.Real, where: str) -> Decimal:
     try:
         fraction = Fraction(value)
