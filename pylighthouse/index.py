@@ -385,11 +385,12 @@ class NodeIndex:
         # The bounds stay as they are: upper bounds still (see _refresh).
 
     def _mix(self, family: Any, term: Any) -> Tree:
-        """Give ``family`` a tree for the mixed ``term``. Cost: O(N)."""
+        """Give ``family`` a tree for the mixed ``term``, every bound infinite
+        at first: searches make the bounds of the blocks they scan in vain
+        exact. Cost: O(B) for B blocks."""
         cap = self._cap
         tree = self._families[family][term] = [NEG] * (2 * cap)
-        tree[cap:cap + len(self._blocks)] = [
-            self._leaf(nodes, family, term) for nodes in self._blocks]
+        tree[cap:cap + len(self._blocks)] = [INF] * len(self._blocks)
         _rebuild(tree, cap, 0, max)
         return tree
 
