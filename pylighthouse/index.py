@@ -326,11 +326,21 @@ class NodeIndex:
                 self._lasts[block] = key
             self._refresh(slot, block, before, was_negative)
             return
+        carried = None
+        if slot.negative == was_negative and \
+                all(slot.remaining[term] <= old for term, old in before.items()):
+            # It lost room, so its mixed values are still below its old
+            # block's bounds: carry those instead of computing ~100 values.
+            leaf = self._cap + block
+            carried = [(family, term, tree[leaf])
+                       for family, trees in self._families.items()
+                       if self._member(slot, family)
+                       for term, tree in trees.items() if type(term) is tuple and term is not OPEN]
         self._take(slot, block, position)
         slot.key = key
-        self._insert(slot)
+        self._insert(slot, carried)
 
-    def _insert(self, slot: Any) -> None:
+    def _insert(self, slot: Any, carried: Optional[List[Tuple[Any, Any, Any]]] = None) -> None:
         key = slot.key
         if not self._blocks:
             self._blocks.append([slot])
@@ -347,7 +357,17 @@ class NodeIndex:
         keys.insert(position, key)
         nodes.insert(position, slot)
         self._count(block, 1)
-        self._raise(slot, block, self._terms())
+        if carried is None:
+            self._raise(slot, block, self._terms())
+        else:
+            self._raise(slot, block, [term for term in self._families[ALL]
+                                      if type(term) is not tuple or term is OPEN])
+            leaf = self._cap + block
+            families = self._families
+            for family, term, bound in carried:
+                tree = families[family][term]
+                if bound > tree[leaf]:
+                    self._set(tree, leaf, bound)
         if len(nodes) > 2 * self._load:
             half = len(nodes) // 2
             self._blocks[block:block + 1] = [nodes[:half], nodes[half:]]
