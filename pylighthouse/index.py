@@ -13,7 +13,13 @@ and every run of blocks, upper bounds, one tree per *term*:
 
 * a resource name: the largest remaining quantity of that resource in the
   block (a node lacking it counts as minus infinity);
-* :data:`OPEN`: zero when some node in the block is not cordoned.
+* :data:`OPEN`: zero when some node in the block is not cordoned;
+* a *mixed* term, one per workload shape met (its positive requirements and
+  the power of two nearest each): the largest, over the block's nodes, of
+  the least of the node's remaining quantities each divided by that power of
+  two; a workload of the shape fits only where it reaches the least of its
+  own scaled requirements. It sees what per-resource maxima cannot: that the
+  cpu left sits on one node and the memory on another.
 
 Per-resource maxima cannot see that the room and the right resources sit on
 different nodes, so the trees come in *families*, each bounding a subset of
@@ -27,15 +33,22 @@ rarest such resource (or :data:`CLEAN`); any other workload searches
 :data:`ALL`.
 
 A search walks the family's trees leftmost first from a start block and
-skips every subtree where a required, non-immune resource is bounded below
-the requirement or where every node is cordoned. Inside a surviving block it
-tests each node with the same cheap bounds, then with ``check_fit``.
+skips every subtree where a required, non-immune resource (immunity
+ignores the value, so immune ones are not pruned on) is bounded below the
+requirement, where every node is cordoned, or where the workload's mixed
+term falls short. Inside a surviving block it tests each node with the same
+cheap bounds, skips the averse ones in the first aversion pass, and asks
+``check_fit``: the first yes is the answer.
 
-The bounds are exact maxima, kept up to date after every change of one node
-(O(R log B) for R changed resources and B blocks, plus O(L) to recompute a
-block of L nodes when the changed node held its maximum). Blocks split above
-``2 * load`` nodes and merge at ``load / 4`` or fewer; only then are the trees'
-leaves shifted and the internal levels right of the change recomputed.
+Bounds are upper bounds, not always exact ones. A node that gains room
+raises its block's bounds at once (O(F x T log B) for F families and T
+terms); a node that loses room changes nothing, and a search that scans a
+whole block in vain makes that block's bounds for its terms exact (O(L x T)
+for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
+``load / 4`` or fewer, keeping the largest bound of the blocks they replace;
+the trees' leaves after them shift and the internal levels right of the
+change are recomputed (O(F x T x B), slices and ``map`` in C), which
+happens about once every ``load`` moves.
 """
 import math
 from bisect import bisect_left
@@ -211,7 +224,8 @@ class NodeIndex:
     # ------------------------------------------------------------ changing
 
     def add(self, slot: Any) -> None:
-        """A node joins. Cost: O(F x R log N), amortised, for F families."""
+        """A node joins. Cost: O(F x T log N) for F families and T terms, plus
+        O(F x T x B) when its block splits (once every ``load`` joins to it)."""
         slot.key = self._key(slot)
         remaining = slot.remaining
         slot.floats = {key: float(value) for key, value in remaining.items()}
@@ -236,7 +250,8 @@ class NodeIndex:
                 self._replace(0, 0, 0, (family,))
 
     def remove(self, slot: Any) -> None:
-        """A node leaves. Cost: O(F x R log N + load x F x R), amortised."""
+        """A node leaves. Cost: O(log N), plus O(F x T x B) when its block
+        merges or empties (about once every ``load / 2`` removals from it)."""
         self._size -= 1
         self._present.subtract(slot.remaining.keys())
         self._take(slot, *self._locate(slot))
@@ -248,8 +263,9 @@ class NodeIndex:
 
     def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
         """``slot.remaining`` changed; ``before`` holds the old values of the
-        resources that changed. Cost: O(F x R log N), plus O(load) per
-        resource whose block maximum the node held, plus a move for BinPack."""
+        resources that changed. Cost: O(R) when it lost room, O(F x T log N)
+        when it gained some; for BinPack, plus a move to its new place, O(log N
+        + load) and, for a block that splits or merges, O(F x T x B)."""
         remaining = slot.remaining
         floats = slot.floats
         for key in before:
