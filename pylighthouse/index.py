@@ -385,11 +385,15 @@ class NodeIndex:
                 if bound > tree[leaf]:
                     self._set(tree, leaf, bound)
         if len(nodes) > 2 * self._load:
-            half = len(nodes) // 2
-            self._blocks[block:block + 1] = [nodes[:half], nodes[half:]]
-            self._keys[block:block + 1] = [keys[:half], keys[half:]]
-            self._lasts[block:block + 1] = [keys[half - 1], keys[-1]]
-            self._replace(block, 1, 2)
+            self._halve(block, 1, nodes, keys)
+
+    def _halve(self, first: int, count: int, nodes: List[Any], keys: List[Any]) -> None:
+        """Replace ``count`` blocks from ``first`` on by two halves of ``nodes``."""
+        half = len(nodes) // 2
+        self._blocks[first:first + count] = [nodes[:half], nodes[half:]]
+        self._keys[first:first + count] = [keys[:half], keys[half:]]
+        self._lasts[first:first + count] = [keys[half - 1], keys[-1]]
+        self._replace(first, count, 2)
 
     def _take(self, slot: Any, block: int, position: int) -> None:
         nodes, keys = self._blocks[block], self._keys[block]
@@ -406,11 +410,7 @@ class NodeIndex:
             merged = self._blocks[first] + self._blocks[first + 1]
             keys = self._keys[first] + self._keys[first + 1]
             if len(merged) > 2 * self._load:
-                half = len(merged) // 2
-                self._blocks[first:first + 2] = [merged[:half], merged[half:]]
-                self._keys[first:first + 2] = [keys[:half], keys[half:]]
-                self._lasts[first:first + 2] = [keys[half - 1], keys[-1]]
-                self._replace(first, 2, 2)
+                self._halve(first, 2, merged, keys)
             else:
                 self._blocks[first:first + 2] = [merged]
                 self._keys[first:first + 2] = [keys]
