@@ -45,6 +45,9 @@ def _quantities(value: Any, where: str, field: str,
 
 
 _COLLECTIONS = (list, tuple, set, frozenset)
+#: One empty set for every workload without immunities or groups (CPython
+#: makes a new 216-byte one each time; most workloads have neither).
+_EMPTY: FrozenSet[str] = frozenset()
 
 
 def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
@@ -55,7 +58,7 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
             pass
         else:
             if all(type(name) is str and name for name in names):
-                return names
+                return names or _EMPTY
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
@@ -66,7 +69,7 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
                 f"{where}: {field} must hold non-empty strings, got {name!r}")
-    return frozenset(names)
+    return frozenset(names) or _EMPTY
 
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
