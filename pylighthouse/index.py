@@ -149,8 +149,8 @@ class NodeIndex:
         if term is OPEN:
             return ZERO if any(not slot.cordoned for slot in block) else NEG
         if type(term) is tuple:
-            scales = term[1]
-            return max([_mixed(slot.floats, scales) for slot in block], default=NEG)
+            least = term[1].least
+            return _upper(max([least(slot.floats) for slot in block], default=NEG))
         return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
 
     def _tighten(self, nodes: Sequence[Any], family: Any,
@@ -599,15 +599,43 @@ class NodeIndex:
 
 
 class _Scales(dict):
-    """A mixed term's resources and their scales (hashable by identity)."""
+    """A mixed term's resources and their scales (hashable by identity), and
+    ``least(floats)``: the least scaled quantity of a node, a resource it
+    lacks not counting (written out for two and three resources, the usual
+    cases, because it runs for every node of every block made exact)."""
 
     __hash__ = object.__hash__  # type: ignore[assignment]
+
+    def __init__(self, scales: Mapping[str, float]):
+        super().__init__(scales)
+        self.least = _least_of(tuple(scales.items()))
 
     def __eq__(self, other: object) -> bool:
         return self is other
 
 
-def _mixed(floats: Mapping[str, float], scales: Mapping[str, float]) -> float:
+def _least_of(items: Tuple[Tuple[str, float], ...]) -> Callable[[Mapping[str, float]], float]:
+    if len(items) == 2:
+        (first, one), (second, two) = items
+
+        def least(floats: Mapping[str, float]) -> float:
+            x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
+            return x if x < y else y
+    elif len(items) == 3:
+        (first, one), (second, two), (third, three) = items
+
+        def least(floats: Mapping[str, float]) -> float:
+            x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
+            z = floats.get(third, INF) * three
+            x = x if x < y else y
+            return x if x < z else z
+    else:
+        def least(floats: Mapping[str, float]) -> float:
+            return min([floats.get(key, INF) * scale for key, scale in items])
+    return least
+
+
+def _mixed(floats: Mapping[str, float], scales: _Scales) -> float:
     """A node's value for a mixed term: the least of its scaled remaining
     quantities over the term's resources (a missing one does not count), as
     an upper bound despite float rounding.
@@ -617,14 +645,15 @@ def _mixed(floats: Mapping[str, float], scales: Mapping[str, float]) -> float:
     least scaled requirement: one term prunes runs of nodes where each
     resource has room on some node but no node has room for all.
     """
-    least = INF
-    for key, scale in scales.items():
-        value = floats.get(key)
-        if value is not None:
-            value *= scale
-            if value < least:
-                least = value
-    return least if least in (INF, -INF) else least + abs(least) * SLACK + SLACK
+    return _upper(scales.least(floats))
+
+
+def _upper(value: Any) -> Any:
+    """``value`` raised by far more than float rounding could have lowered
+    it; increasing, so the largest of raised values is the raised largest."""
+    if value in (INF, -INF):
+        return value
+    return value + abs(value) * SLACK + SLACK
 
 
 def _bucket(quantity: Decimal) -> int:
