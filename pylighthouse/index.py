@@ -380,10 +380,16 @@ class NodeIndex:
                                       if type(term) is not tuple or term is OPEN])
             leaf = self._cap + block
             families = self._families
+            values: Dict[Any, float] = {}
             for family, term, bound in carried:
                 tree = families[family][term]
                 if bound > tree[leaf]:
-                    self._set(tree, leaf, bound)
+                    # The old bound would do; the node's own value is tighter.
+                    value = values.get(term)
+                    if value is None:
+                        value = values[term] = _mixed(slot.floats, term[1])
+                    if value > tree[leaf]:
+                        self._set(tree, leaf, value)
         if len(nodes) > 2 * self._load:
             self._halve(block, 1, nodes, keys)
 
