@@ -281,7 +281,7 @@ class Distributor:
             DuplicateNameError: a name is given twice.
 
         Cost: O(R log N) per node removed and per workload released, plus
-        placing the displaced workloads; O(K^2) to check K names for repeats.
+        placing the displaced workloads.
         """
         leaving = self._accept_node_names(names)
         with decimal.localcontext(EXACT):
@@ -646,21 +646,25 @@ class Distributor:
 
     def _accept_placed_names(self, names: Any, what: str) -> List[str]:
         wanted: List[str] = []
+        seen = set()
         for name in _single_or_many(names, what):
             if isinstance(name, Workload):
                 name = name.name
             self._placed_slot(name)
-            if name in wanted:
+            if name in seen:
                 raise DuplicateNameError(f"workload {name!r}: given twice")
+            seen.add(name)
             wanted.append(name)
         return wanted
 
     def _accept_node_names(self, names: Any) -> List[str]:
         wanted: List[str] = []
+        seen = set()
         for name in _single_or_many(names, "remove_nodes"):
             name = self._slot(name).name
-            if name in wanted:
+            if name in seen:
                 raise DuplicateNameError(f"node {name!r}: given twice")
+            seen.add(name)
             wanted.append(name)
         return wanted
 
