@@ -6,12 +6,12 @@ copies of the caller's data: nothing the caller owns is kept or changed.
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 import attr
 
 from .errors import InvalidInputError, InvalidTypeError
-from .quantities import to_number, to_quantity
+from .quantities import known_quantity, to_number, to_quantity
 
 __all__ = ["Node", "Workload"]
 
@@ -34,14 +34,31 @@ def _quantities(value: Any, where: str, field: str,
             f"got {type(value).__name__}")
     checked: Dict[str, Decimal] = {}
     for key, quantity in value.items():
-        if not isinstance(key, str) or not key:
+        if not (type(key) is str or isinstance(key, str)) or not key:
             raise InvalidInputError(
                 f"{where}: {field} keys must be non-empty strings, got {key!r}")
-        checked[key] = to_quantity(quantity, f"{where}: {field}[{key!r}]", finite)
+        known = known_quantity(quantity)
+        if known is None or (finite and known.is_infinite()):
+            known = to_quantity(quantity, f"{where}: {field}[{key!r}]", finite)
+        checked[key] = known
     return MappingProxyType(checked)
 
 
+_COLLECTIONS = (list, tuple, set, frozenset)
+#: One empty set for every workload without immunities or groups (CPython
+#: makes a new 216-byte one each time; most workloads have neither).
+_EMPTY: FrozenSet[str] = frozenset()
+
+
 def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
+    if type(value) in _COLLECTIONS:
+        try:
+            names = frozenset(value)
+        except TypeError:  # an unhashable item: the check below names it
+            pass
+        else:
+            if all(type(name) is str and name for name in names):
+                return names or _EMPTY
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
@@ -52,7 +69,7 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
                 f"{where}: {field} must hold non-empty strings, got {name!r}")
-    return frozenset(names)
+    return frozenset(names) or _EMPTY
 
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
@@ -61,10 +78,13 @@ def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
 
 def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[str, Any]:
     """Check that ``data`` is a mapping with known keys; return a copy."""
-    if not isinstance(data, MappingABC):
+    if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(
             f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
-    unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
+    if data.keys() <= _ALLOWED.setdefault(allowed, frozenset(allowed)):
+        unknown = []
+    else:
+        unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
     if unknown:
         raise InvalidInputError(
             f"{where}: unknown field {unknown[0]!r} "
@@ -80,6 +100,9 @@ def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[st
         raise InvalidInputError(f"{where}: missing field 'name'")
     check_name(fields["name"], where)
     return fields
+
+
+_ALLOWED: Dict[Tuple[str, ...], FrozenSet[str]] = {}
 
 
 def _label(kind: str, name: Any) -> str:
@@ -190,10 +213,12 @@ class Workload:
         fields = _fields(data, where, "workload",
                          ("name", "requirements", "immunities",
                           "aversion_groups", "tolerations"))
-        immunities = set(_names(fields.get("immunities", ()), _label(
-            "workload", fields["name"]), "immunities"))
-        immunities |= _names(fields.get("tolerations", ()), _label(
-            "workload", fields["name"]), "tolerations")
+        immunities: Iterable[str] = fields.get("immunities", ())
+        if "tolerations" in fields:
+            immunities = set(_names(immunities, _label(
+                "workload", fields["name"]), "immunities"))
+            immunities |= _names(fields["tolerations"], _label(
+                "workload", fields["name"]), "tolerations")
         return cls(fields["name"], fields.get("requirements", {}),
                    immunities, fields.get("aversion_groups", ()))
 

@@ -13,7 +13,7 @@ import math
 import numbers
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any, Dict, Union
 
 from .errors import InvalidInputError, InvalidTypeError
 
@@ -30,6 +30,12 @@ ZERO = Decimal(0)
 
 Number = Union[int, float, Decimal, Fraction]
 
+#: Decimals already made from plain ints and floats: callers repeat the same
+#: few quantities (cpu 0.5, mem 4), and a Decimal is immutable, so one object
+#: serves them all. Bounded; zero floats are left out (-0.0 == 0.0).
+_MADE: Dict[Any, Decimal] = {}
+_MADE_LIMIT = 4096
+
 
 def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     """Return ``value`` as an exact :class:`~decimal.Decimal`.
@@ -42,6 +48,13 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
         InvalidInputError: ``value`` is NaN, is infinite when ``finite`` is
             set, or is a fraction with no exact decimal form.
     """
+    kind = type(value)
+    if kind is int or kind is float:
+        quantity = _MADE.get((kind, value))
+        if quantity is not None:
+            if finite and quantity.is_infinite():
+                raise InvalidInputError(f"{where}: must be finite, got {value!r}")
+            return quantity
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
         raise InvalidTypeError(
             f"{where}: expected a number, got {type(value).__name__} {value!r}")
@@ -62,7 +75,15 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
         raise InvalidInputError(f"{where}: NaN is not a quantity")
     if finite and quantity.is_infinite():
         raise InvalidInputError(f"{where}: must be finite, got {value!r}")
+    if (kind is int or (kind is float and value)) and len(_MADE) < _MADE_LIMIT:
+        _MADE[kind, value] = quantity
     return quantity
+
+
+def known_quantity(value: Any) -> Any:
+    """The Decimal :func:`to_quantity` already made for this plain int or
+    float, or ``None``: a shortcut that skips building an error context."""
+    return _MADE.get((type(value), value))
 
 
 def _rational_to_decimal(value: numbers.Real, where: str) -> Decimal:

@@ -1,0 +1,198 @@
+"""Benchmark every strategy on seeded problems; print a table (and write JSON).
+
+Run from the repository root::
+
+    python benchmarks/run.py            # the full suite (several minutes)
+    python benchmarks/run.py --quick    # a smoke run (well under a minute)
+    python benchmarks/run.py --sizes 1000x10000 5000x50000 --repeat 5
+
+Figures per strategy and size: workloads placed per second end to end (from
+the dicts to the result, validation included; median of ``--repeat`` runs),
+the share placed, the peak memory traced while placing (tracemalloc, beyond
+the input dicts, per workload), a churn loop (release 10% at random, place as
+many new ones), draining 1% of the nodes one by one and removing another 1%
+in one call. On sizes small enough (``--reference-limit``), the reference
+reading of SPEC.md in ``tests/reference.py`` runs the same placement, its
+speed and the ratio are reported, and the decisions are checked identical.
+"""
+import argparse
+import gc
+import json
+import os
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from typing import Any, Dict, List, Optional, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "tests")]
+
+import problems  # noqa: E402
+import pylighthouse as lighthouse  # noqa: E402
+
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack")
+FULL_SIZES = ("200x2000", "1000x10000", "5000x50000", "10000x100000", "over:5000x50000")
+QUICK_SIZES = ("100x1000", "over:100x1000")
+
+
+def build(strategy: str, nodes: List[Dict[str, Any]]) -> lighthouse.Distributor:
+    if strategy == "BinPack":
+        return lighthouse.BinPackDistributor(problems.RUBRIC, nodes)
+    return lighthouse.distributors.distributor_class(strategy)(nodes)
+
+
+def parse_size(text: str) -> Dict[str, Any]:
+    over = text.startswith("over:")
+    nodes, workloads = text.split(":")[-1].lower().split("x")
+    return {"label": text, "nodes": int(nodes), "workloads": int(workloads), "over": over}
+
+
+def timed(function: Any, *args: Any) -> Any:
+    gc.collect()
+    start = time.perf_counter()
+    result = function(*args)
+    return time.perf_counter() - start, result
+
+
+def place(strategy: str, nodes: List[Dict[str, Any]],
+          workloads: List[Dict[str, Any]]) -> Any:
+    distributor = build(strategy, nodes)
+    return distributor, distributor.attempt_assign_loads(workloads)
+
+
+def peak_memory(strategy: str, nodes: List[Dict[str, Any]],
+                workloads: List[Dict[str, Any]]) -> int:
+    """Peak bytes allocated while building the distributor and placing."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        distributor = build(strategy, nodes)
+        result = distributor.attempt_assign_loads(workloads)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del distributor, result
+    return peak
+
+
+def churn(distributor: lighthouse.Distributor, seed: int) -> Dict[str, float]:
+    """Release 10% of the placed workloads at random, place as many new ones."""
+    rng = random.Random(seed)
+    placed = sorted(distributor.assignments)
+    leaving = rng.sample(placed, len(placed) // 10)
+    fresh = problems.workloads(len(leaving), seed=seed, prefix=f"churn{seed}")
+    released, _ = timed(distributor.release_loads, leaving)
+    placing, _ = timed(distributor.attempt_assign_loads, fresh)
+    count = max(1, len(leaving))
+    return {"churn_workloads": count, "release_per_s": count / released,
+            "replace_per_s": count / placing}
+
+
+def drain_and_remove(distributor: lighthouse.Distributor, seed: int) -> Dict[str, float]:
+    """Drain 1% of the nodes one by one, then remove another 1% in one call."""
+    rng = random.Random(seed)
+    names = [node.name for node in distributor.nodes]
+    chosen = rng.sample(names, 2 * max(1, len(names) // 100))
+    draining, removing = chosen[:len(chosen) // 2], chosen[len(chosen) // 2:]
+    moved = sum(len(distributor.node_state(name).workloads) for name in draining)
+    start = time.perf_counter()
+    for name in draining:
+        distributor.drain(name)
+    drained = time.perf_counter() - start
+    displaced = sum(len(distributor.node_state(name).workloads) for name in removing)
+    removed, _ = timed(distributor.remove_nodes, removing)
+    return {"drained_nodes": len(draining), "drain_s": drained,
+            "drain_workloads_per_s": moved / drained if drained else 0.0,
+            "removed_nodes": len(removing), "remove_s": removed,
+            "remove_workloads_per_s": displaced / removed if removed else 0.0}
+
+
+def reference_run(strategy: str, nodes: List[Dict[str, Any]],
+                  workloads: List[Dict[str, Any]]) -> Any:
+    from reference import Reference
+    oracle = Reference(strategy, nodes, problems.RUBRIC if strategy == "BinPack" else None)
+    return oracle.assign(workloads)
+
+
+def bench(size: Dict[str, Any], strategy: str, repeat: int, memory: bool,
+          reference_limit: int) -> Dict[str, Any]:
+    nodes, workloads = problems.problem(size["nodes"], size["workloads"], size["over"])
+    runs = []
+    distributor = result = None
+    for _ in range(repeat):
+        seconds, (distributor, result) = timed(place, strategy, nodes, workloads)
+        runs.append(seconds)
+    assert result is not None and distributor is not None
+    seconds = statistics.median(runs)
+    row: Dict[str, Any] = {
+        "size": size["label"], "strategy": strategy, "nodes": len(nodes),
+        "workloads": len(workloads), "seconds": seconds,
+        "per_s": len(workloads) / seconds,
+        "placed": sum(value is not None for value in result.values()) / len(workloads),
+        "runs": runs}
+    if memory:
+        peak = peak_memory(strategy, nodes, workloads)
+        row["peak_bytes"] = peak
+        row["bytes_per_workload"] = peak / len(workloads)
+    row.update(churn(distributor, seed=7))
+    row.update(drain_and_remove(distributor, seed=11))
+    if len(nodes) * len(workloads) <= reference_limit:
+        reference_seconds, expected = timed(reference_run, strategy, nodes, workloads)
+        row["reference_per_s"] = len(workloads) / reference_seconds
+        row["ratio"] = reference_seconds / seconds
+        row["identical"] = expected == result and list(expected) == list(result)
+    return row
+
+
+def table(rows: Sequence[Dict[str, Any]]) -> str:
+    header = ("size", "strategy", "placed", "wl/s", "B/wl", "churn rel/s",
+              "churn place/s", "drain wl/s", "remove wl/s", "ref wl/s", "ratio", "same")
+    lines = [header]
+    for row in rows:
+        lines.append((
+            row["size"], row["strategy"], f"{row['placed']:.0%}", f"{row['per_s']:,.0f}",
+            f"{row['bytes_per_workload']:,.0f}" if "bytes_per_workload" in row else "-",
+            f"{row['release_per_s']:,.0f}", f"{row['replace_per_s']:,.0f}",
+            f"{row['drain_workloads_per_s']:,.0f}", f"{row['remove_workloads_per_s']:,.0f}",
+            f"{row['reference_per_s']:,.0f}" if "reference_per_s" in row else "-",
+            f"{row['ratio']:.0f}x" if "ratio" in row else "-",
+            ("yes" if row["identical"] else "NO") if "identical" in row else "-"))
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths))
+                     for line in lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
+    parser.add_argument("--sizes", nargs="+", help="NODESxWORKLOADS, or over:NxW")
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    parser.add_argument("--repeat", type=int, help="runs per figure (median); default 3")
+    parser.add_argument("--no-memory", action="store_true", help="skip tracemalloc runs")
+    parser.add_argument("--reference-limit", type=float, default=4e6,
+                        help="run the reference when nodes x workloads is at most this")
+    parser.add_argument("--json", help="also write the rows to this JSON file")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    repeat = args.repeat or (1 if args.quick else 3)
+    rows = []
+    for text in sizes:
+        size = parse_size(text)
+        for strategy in args.strategies:
+            row = bench(size, strategy, repeat, not args.no_memory, int(args.reference_limit))
+            rows.append(row)
+            print(f"{row['size']:>16} {strategy:>12}: {row['per_s']:,.0f} workloads/s",
+                  file=sys.stderr, flush=True)
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    print(table(rows))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as handle:
+            json.dump(rows, handle, indent=1)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,687 @@
+"""The node index: a distributor's nodes in strategy order, searchable by fit bounds.
+
+Node choice is "the first node, in the strategy's order, where the workload
+fits". Scanning every node answers it in O(N) per placement; this index
+answers it in about O(log N) by skipping runs of nodes that provably cannot
+fit, and leaves every yes to :func:`pylighthouse.fit.check_fit`.
+
+Layout (chosen for pure Python): the nodes sit in a list of *blocks*, each a
+short list kept sorted by the node's order key (its join sequence for
+Prioritized and RoundRobin, its rubric sort key for BinPack), as in
+sortedcontainers. Over the blocks, flat segment trees hold, for every block
+and every run of blocks, upper bounds, one tree per *term*:
+
+* a resource name: the largest remaining quantity of that resource in the
+  block (a node lacking it counts as minus infinity);
+* :data:`OPEN`: zero when some node in the block is not cordoned;
+* a *mixed* term, one per workload shape met (its positive requirements and
+  the power of two nearest each): the largest, over the block's nodes, of
+  the least of the node's remaining quantities each divided by that power of
+  two; a workload of the shape fits only where it reaches the least of its
+  own scaled requirements. It sees what per-resource maxima cannot: that the
+  cpu left sits on one node and the memory on another.
+
+Per-resource maxima cannot see that the room and the right resources sit on
+different nodes, so the trees come in *families*, each bounding a subset of
+the nodes: :data:`ALL` nodes; the :data:`CLEAN` nodes (no resource below
+zero: most workloads cannot use the others, and a roomy warded node in every
+block would otherwise defeat the bounds); and, for resources that some but
+not all nodes have (tags, semaphores) once they are common enough, the clean
+nodes having that resource. A workload that neither requires nor is immune
+to any resource ever seen below zero searches the clean family of its
+rarest such resource (or :data:`CLEAN`); any other workload searches
+:data:`ALL`.
+
+A search walks the family's trees leftmost first from a start block and
+skips every subtree where a required, non-immune resource (immunity
+ignores the value, so immune ones are not pruned on) is bounded below the
+requirement, where every node is cordoned, or where the workload's mixed
+term falls short. Inside a surviving block it tests each node with the same
+cheap bounds, skips the averse ones in the first aversion pass, and asks
+``check_fit``: the first yes is the answer.
+
+Bounds are upper bounds, not always exact ones. A node that gains room
+raises its block's bounds at once (O(F x T log B) for F families and T
+terms); a node that loses room changes nothing, and a search that scans a
+whole block in vain makes that block's bounds for its terms exact (O(L x T)
+for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
+``load / 4`` or fewer, keeping the largest bound of the blocks they replace;
+the trees' leaves after them shift and the internal levels right of the
+change are recomputed (O(F x T x B), slices and ``map`` in C), which
+happens about once every ``load`` moves.
+"""
+import math
+from bisect import bisect_left
+from collections import Counter
+from decimal import Decimal
+from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
+                    Optional, Sequence, Tuple)
+
+from .fit import check_fit
+from .model import Workload
+from .quantities import ZERO
+
+__all__ = ["NodeIndex", "OPEN", "ALL", "CLEAN"]
+
+NEG = Decimal("-Infinity")
+INF = float("inf")
+#: Term: zero where some node takes new workloads (not cordoned).
+OPEN = ("open",)
+#: Family: every node.
+ALL = ("all",)
+#: Family: the nodes with no resource below zero.
+CLEAN = ("clean",)
+
+DEFAULT_LOAD = 48
+#: At most this many resource families (beyond ALL and CLEAN).
+MAX_FAMILIES = 8
+#: At most this many mixed terms.
+MAX_MIXES = 128
+#: Relative slack of the float arithmetic of mixed terms (far above its error).
+SLACK = 1e-9
+
+Tree = List[Any]
+
+
+class NodeIndex:
+    """Nodes (the distributor's slots) in order, with per-block upper bounds.
+
+    ``key`` gives a node's order key; it is read when the node joins and,
+    when ``rekey`` is set, again after each change of its remaining
+    resources. Slots must have ``remaining``, ``cordoned``, ``groups``, and
+    the index's own ``key``, ``negative`` and ``floats`` attributes (the last
+    a float copy of ``remaining``, for mixed terms).
+    """
+
+    def __init__(self, key: Callable[[Any], Any], rekey: bool = False,
+                 load: int = DEFAULT_LOAD):
+        self._key = key
+        self._rekey = rekey
+        self._load = load
+        self._blocks: List[List[Any]] = []
+        self._keys: List[List[Any]] = []
+        self._lasts: List[Any] = []
+        self._cap = 1
+        self._families: Dict[Any, Dict[Any, Tree]] = {
+            ALL: {OPEN: [NEG, NEG]}, CLEAN: {OPEN: [NEG, NEG]}}
+        #: Resource -> its family, for the resources that have one.
+        self._selected: Dict[str, Any] = {}
+        self._present: Counter = Counter()
+        self._counts: List[int] = [0, 0]
+        #: Resource names (sorted tuple) -> their mixed term.
+        self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
+        #: Resources seen below zero on some node (only ever grows).
+        self.negative: set = set()
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        """The nodes in order. Cost: O(N)."""
+        for block in self._blocks:
+            yield from block
+
+    # ------------------------------------------------------------- values
+
+    @staticmethod
+    def _member(slot: Any, family: Any) -> bool:
+        if family is ALL:
+            return True
+        if slot.negative:
+            return False
+        return family is CLEAN or family[1] in slot.remaining
+
+    @staticmethod
+    def _value(slot: Any, term: Any) -> Any:
+        if term is OPEN:
+            return NEG if slot.cordoned else ZERO
+        if type(term) is tuple:
+            return _mixed(slot.floats, term[1])
+        return slot.remaining.get(term, NEG)
+
+    def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
+        """The exact bound of ``term`` over the family's nodes in ``block``.
+        Cost: O(len(block))."""
+        if family is not ALL:
+            member = self._member
+            block = [slot for slot in block if member(slot, family)]
+        if term is OPEN:
+            return ZERO if any(not slot.cordoned for slot in block) else NEG
+        if type(term) is tuple:
+            least = term[1].least
+            return _upper(max([least(slot.floats) for slot in block], default=NEG))
+        return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
+
+    def _tighten(self, nodes: Sequence[Any], family: Any,
+                 terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
+        """Make the bounds of ``terms`` exact at tree leaf ``index``."""
+        if family is not ALL:
+            member = self._member
+            nodes = [slot for slot in nodes if member(slot, family)]
+        for tree, _, term in terms:
+            self._set(tree, index, self._leaf(nodes, ALL, term))
+
+    @staticmethod
+    def _set(tree: Tree, index: int, value: Decimal) -> None:
+        """Set leaf ``index`` (a tree position) and fix its ancestors. O(log B)."""
+        old = tree[index]
+        if value == old:
+            return
+        tree[index] = value
+        if value > old:
+            index >>= 1
+            while index and tree[index] < value:
+                tree[index] = value
+                index >>= 1
+            return
+        while index > 1:
+            index >>= 1
+            left, right = tree[2 * index], tree[2 * index + 1]
+            best = left if left >= right else right
+            if tree[index] == best:
+                return
+            tree[index] = best
+
+    def _count(self, block: int, delta: int) -> None:
+        index = self._cap + block
+        counts = self._counts
+        while index:
+            counts[index] += delta
+            index >>= 1
+
+    # ------------------------------------------------------------ locating
+
+    def _locate(self, slot: Any) -> Tuple[int, int]:
+        """(block, position in block) of ``slot``. Cost: O(log N)."""
+        key = slot.key
+        block = bisect_left(self._lasts, key)
+        return block, bisect_left(self._keys[block], key)
+
+    def rank(self, slot: Any) -> int:
+        """The number of nodes before ``slot`` in order. Cost: O(log N)."""
+        block, position = self._locate(slot)
+        index = self._cap + block
+        counts = self._counts
+        before = position
+        while index > 1:
+            if index & 1:
+                before += counts[index - 1]
+            index >>= 1
+        return before
+
+    def _at(self, rank: int) -> Tuple[int, int]:
+        """(block, position) of the node with ``rank`` nodes before it. O(log B)."""
+        counts = self._counts
+        index = 1
+        while index < self._cap:
+            index *= 2
+            if counts[index] <= rank:
+                rank -= counts[index]
+                index += 1
+        return index - self._cap, rank
+
+    # ------------------------------------------------------------ changing
+
+    def add(self, slot: Any) -> None:
+        """A node joins. Cost: O(F x T log N) for F families and T terms, plus
+        O(F x T x B) when its block splits (once every ``load`` joins to it)."""
+        slot.key = self._key(slot)
+        remaining = slot.remaining
+        slot.floats = {key: float(value) for key, value in remaining.items()}
+        slot.negative = _negative(remaining)
+        if slot.negative:
+            self.negative.update(k for k, v in remaining.items() if v < ZERO)
+        for trees in self._families.values():
+            for term in remaining:
+                if term not in trees:
+                    trees[term] = [NEG] * (2 * self._cap)
+        self._size += 1
+        self._present.update(remaining.keys())
+        self._insert(slot)
+        for term in remaining:
+            if term not in self._selected and len(self._selected) < MAX_FAMILIES \
+                    and 2 * self._load <= self._present[term] < self._size:
+                family = ("with", term)
+                self._selected[term] = family
+                self._families[family] = {
+                    term: [NEG] * (2 * self._cap) for term in self._families[ALL]
+                    if type(term) is not tuple or term is OPEN}
+                self._replace(0, 0, 0, (family,))
+
+    def remove(self, slot: Any) -> None:
+        """A node leaves. Cost: O(log N), plus O(F x T x B) when its block
+        merges or empties (about once every ``load / 2`` removals from it)."""
+        self._size -= 1
+        self._present.subtract(slot.remaining.keys())
+        self._take(slot, *self._locate(slot))
+
+    def cordoned(self, slot: Any) -> None:
+        """``slot.cordoned`` changed. Cost: O(F log N)."""
+        if not slot.cordoned:
+            self._raise(slot, self._locate(slot)[0], (OPEN,))
+
+    def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
+        """``slot.remaining`` changed; ``before`` holds the old values of the
+        resources that changed. Cost: O(R) when it lost room, O(F x T log N)
+        when it gained some; for BinPack, plus a move to its new place, O(log N
+        + load) and, for a block that splits or merges, O(F x T x B)."""
+        remaining = slot.remaining
+        floats = slot.floats
+        for key in before:
+            floats[key] = float(remaining[key])
+        was_negative = slot.negative
+        if any(value < ZERO for value in before.values()) or \
+                any(remaining[key] < ZERO for key in before):
+            slot.negative = _negative(remaining)
+            self.negative.update(k for k in before if remaining[k] < ZERO)
+        if self._rekey:
+            key = self._key(slot)
+            if key != slot.key:
+                self._move(slot, key, before, was_negative)
+                return
+        block, _ = self._locate(slot)
+        self._refresh(slot, block, before, was_negative)
+
+    def _refresh(self, slot: Any, block: int, before: Mapping[str, Decimal],
+                 was_negative: bool) -> None:
+        """Raise the bounds of ``block`` where ``slot`` (in it) gained room.
+
+        A loss of room leaves the bounds as they are: still upper bounds,
+        only looser, and :meth:`_scan` tightens a block when it finds
+        nothing in it. Cost: O(F x R log B) for R resources that grew.
+        """
+        remaining = slot.remaining
+        if slot.negative != was_negative:
+            grown = self._terms()
+        else:
+            grown = [term for term, old in before.items() if remaining[term] > old]
+            if grown:
+                grown.extend(term for term in self._mixes.values()
+                             if any(key in grown for key in term[1]))
+        if grown:
+            self._raise(slot, block, grown)
+
+    def _terms(self) -> List[Any]:
+        """Every term some family has a tree for."""
+        return list(dict.fromkeys([*self._families[ALL], *self._mixes.values()]))
+
+    def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
+        leaf = self._cap + block
+        values: Dict[Any, Any] = {}
+        for family, trees in self._families.items():
+            if family is ALL or self._member(slot, family):
+                for term in terms:
+                    tree = trees.get(term)
+                    if tree is None:
+                        continue  # a mixed term this family has not needed yet
+                    value = values.get(term)
+                    if value is None:
+                        value = values[term] = self._value(slot, term)
+                    if value > tree[leaf]:
+                        self._set(tree, leaf, value)
+
+    def _move(self, slot: Any, key: Any, before: Mapping[str, Decimal],
+              was_negative: bool) -> None:
+        """Re-key ``slot`` (BinPack: its score changed)."""
+        block, position = self._locate(slot)
+        keys = self._keys[block]
+        if position:
+            after_previous = keys[position - 1] < key
+        else:
+            after_previous = block == 0 or self._lasts[block - 1] < key
+        if position + 1 < len(keys):
+            before_next = key < keys[position + 1]
+        else:
+            before_next = block + 1 == len(self._keys) or key < self._keys[block + 1][0]
+        if after_previous and before_next:
+            # Still between its neighbours: same block, same position.
+            keys[position] = key
+            slot.key = key
+            if position + 1 == len(keys):
+                self._lasts[block] = key
+            self._refresh(slot, block, before, was_negative)
+            return
+        carried = None
+        if slot.negative == was_negative and \
+                all(slot.remaining[term] <= old for term, old in before.items()):
+            # It lost room, so its mixed values are still below its old
+            # block's bounds: carry those instead of computing ~100 values.
+            leaf = self._cap + block
+            carried = [(family, term, tree[leaf])
+                       for family, trees in self._families.items()
+                       if self._member(slot, family)
+                       for term, tree in trees.items() if type(term) is tuple and term is not OPEN]
+        self._take(slot, block, position)
+        slot.key = key
+        self._insert(slot, carried)
+
+    def _insert(self, slot: Any, carried: Optional[List[Tuple[Any, Any, Any]]] = None) -> None:
+        key = slot.key
+        if not self._blocks:
+            self._blocks.append([slot])
+            self._keys.append([key])
+            self._lasts.append(key)
+            self._replace(0, 0, 1)
+            return
+        block = bisect_left(self._lasts, key)
+        if block == len(self._blocks):
+            block -= 1
+            self._lasts[block] = key
+        nodes, keys = self._blocks[block], self._keys[block]
+        position = bisect_left(keys, key)
+        keys.insert(position, key)
+        nodes.insert(position, slot)
+        self._count(block, 1)
+        if carried is None:
+            self._raise(slot, block, self._terms())
+        else:
+            self._raise(slot, block, [term for term in self._families[ALL]
+                                      if type(term) is not tuple or term is OPEN])
+            leaf = self._cap + block
+            families = self._families
+            values: Dict[Any, float] = {}
+            for family, term, bound in carried:
+                tree = families[family][term]
+                if bound > tree[leaf]:
+                    # The old bound would do; the node's own value is tighter.
+                    value = values.get(term)
+                    if value is None:
+                        value = values[term] = _mixed(slot.floats, term[1])
+                    if value > tree[leaf]:
+                        self._set(tree, leaf, value)
+        if len(nodes) > 2 * self._load:
+            self._halve(block, 1, nodes, keys)
+
+    def _halve(self, first: int, count: int, nodes: List[Any], keys: List[Any]) -> None:
+        """Replace ``count`` blocks from ``first`` on by two halves of ``nodes``."""
+        half = len(nodes) // 2
+        self._blocks[first:first + count] = [nodes[:half], nodes[half:]]
+        self._keys[first:first + count] = [keys[:half], keys[half:]]
+        self._lasts[first:first + count] = [keys[half - 1], keys[-1]]
+        self._replace(first, count, 2)
+
+    def _take(self, slot: Any, block: int, position: int) -> None:
+        nodes, keys = self._blocks[block], self._keys[block]
+        del nodes[position]
+        del keys[position]
+        if not nodes:
+            del self._blocks[block], self._keys[block], self._lasts[block]
+            self._replace(block, 1, 0)
+            return
+        if position == len(keys):
+            self._lasts[block] = keys[-1]
+        if len(nodes) <= self._load // 4 and len(self._blocks) > 1:
+            first = block if block + 1 < len(self._blocks) else block - 1
+            merged = self._blocks[first] + self._blocks[first + 1]
+            keys = self._keys[first] + self._keys[first + 1]
+            if len(merged) > 2 * self._load:
+                self._halve(first, 2, merged, keys)
+            else:
+                self._blocks[first:first + 2] = [merged]
+                self._keys[first:first + 2] = [keys]
+                self._lasts[first:first + 2] = [keys[-1]]
+                self._replace(first, 2, 1)
+            return
+        self._count(block, -1)
+        # The bounds stay as they are: upper bounds still (see _refresh).
+
+    def _mix(self, family: Any, term: Any) -> Tree:
+        """Give ``family`` a tree for the mixed ``term``, every bound infinite
+        at first: searches make the bounds of the blocks they scan in vain
+        exact. Cost: O(B) for B blocks."""
+        cap = self._cap
+        tree = self._families[family][term] = [NEG] * (2 * cap)
+        tree[cap:cap + len(self._blocks)] = [INF] * len(self._blocks)
+        _rebuild(tree, cap, 0, max)
+        return tree
+
+    def _replace(self, first: int, removed: int, added: int,
+                 families: Optional[Sequence[Any]] = None) -> None:
+        """``removed`` blocks from ``first`` on were replaced by ``added``
+        blocks holding the same nodes, give or take the one that came or went
+        (a split, a merge, a block emptied): shift the leaves after them and
+        recompute the internal levels from ``first`` on. The new blocks take
+        the largest bound of the blocks they replace, an upper bound still.
+
+        Cost: O(T x (B - first)) for T trees and B blocks; O(T x N) when the
+        number of blocks outgrows or shrinks well below the trees, or for the
+        ``families`` given (whose trees are computed afresh).
+        """
+        count = len(self._blocks)
+        cap = self._cap
+        if count > cap or (count <= cap // 4 and cap > 1):
+            cap = 1
+            while cap < count:
+                cap *= 2
+            self._cap = cap
+            families = list(self._families)
+        if families is not None:
+            blocks = self._blocks
+            for family in families:
+                trees = self._families[family]
+                for term in trees:
+                    tree = trees[term] = [NEG] * (2 * cap)
+                    tree[cap:cap + count] = [self._leaf(nodes, family, term)
+                                             for nodes in blocks]
+                    _rebuild(tree, cap, 0, max)
+            if len(families) < len(self._families):
+                return
+            self._counts = [0] * (2 * cap)
+            first, removed, added = 0, count, count
+        else:
+            old_count = count - added + removed
+            for family, trees in self._families.items():
+                for term, tree in trees.items():
+                    if removed:
+                        bound = max(tree[cap + first:cap + first + removed])
+                    else:  # the first block
+                        bound = self._leaf(self._blocks[first], family, term)
+                    tree[cap + first:2 * cap] = (
+                        [bound] * added + tree[cap + first + removed:cap + old_count]
+                        + [NEG] * (cap - count))
+                    _rebuild(tree, cap, first, max)
+        counts = self._counts
+        old_count = count - added + removed
+        counts[cap + first:2 * cap] = (
+            [len(nodes) for nodes in self._blocks[first:first + added]]
+            + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
+        _rebuild(counts, cap, first, _add)
+
+    # ------------------------------------------------------------ searching
+
+    def first_fit(self, workload: Workload, groups: FrozenSet[str] = frozenset(),
+                  start: int = 0) -> Optional[Any]:
+        """The first node, in order from the node of rank ``start`` and
+        wrapping around once, where ``workload`` fits and that hosts none of
+        ``groups``; ``None`` when there is none.
+
+        Cost: O(T log N) for T pruning terms, plus O(L) per block whose
+        bounds pass without a node of it fitting (L nodes a block).
+        """
+        if not self._size:
+            return None
+        requirements = workload.requirements
+        immunities = workload.immunities
+        negative = self.negative
+        clean = not negative or (negative.isdisjoint(requirements)
+                                 and negative.isdisjoint(immunities))
+        family = ALL
+        if clean:
+            family = CLEAN
+            fewest = self._size
+            for key in requirements:
+                chosen = self._selected.get(key)
+                if chosen is not None and self._present[key] < fewest:
+                    family, fewest = chosen, self._present[key]
+        trees = self._families[family]
+        terms: List[Tuple[Tree, Any, Any]] = []
+        checks: List[Tuple[str, Decimal]] = []
+        for key, needed in requirements.items():
+            tree = trees.get(key)
+            if tree is None:
+                return None  # no node has the resource
+            if key not in immunities:
+                terms.append((tree, needed, key))
+                checks.append((key, needed))
+        terms.append((trees[OPEN], ZERO, OPEN))
+        mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
+                             if needed > ZERO))
+        if len(mixed) > 1:
+            term = self._mixes.get(mixed)
+            if term is None and len(self._mixes) < MAX_MIXES:
+                term = self._mixes[mixed] = ("mixed", _Scales(
+                    {key: 2.0 ** -bucket for key, bucket in mixed}))
+            if term is not None:
+                tree = trees.get(term)
+                if tree is None:
+                    tree = self._mix(family, term)
+                least = min(float(requirements[key]) * scale for key, scale in term[1].items())
+                terms.insert(0, (tree, least - abs(least) * SLACK - SLACK, term))
+        skip_negative = clean and bool(negative)
+        if start:
+            block, position = self._at(start % self._size)
+        else:
+            block = position = 0
+        found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                           block, position, len(self._blocks), 0)
+        if found is None and (block or position):
+            found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                               0, 0, block, position)
+        return found
+
+    def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
+              checks: List[Tuple[str, Decimal]], groups: FrozenSet[str],
+              skip_negative: bool, block: int, position: int,
+              end_block: int, end_position: int) -> Optional[Any]:
+        """Search from (block, position) up to, not including, (end_block,
+        end_position). A block whose bounds pass but where no node fits has
+        its bounds for these terms made exact."""
+        cap = self._cap
+        blocks = self._blocks
+        index = cap + block
+        last = cap + end_block
+        while True:
+            for tree, needed, _ in terms:
+                if tree[index] < needed:
+                    break
+            else:
+                if index < cap:
+                    index *= 2
+                    continue
+                if index > last or (index == last and not end_position):
+                    return None
+                nodes = blocks[index - cap]
+                stop = end_position if index == last else len(nodes)
+                begin = position if index == cap + block else 0
+                for at in range(begin, stop):
+                    slot = nodes[at]
+                    if slot.cordoned or (skip_negative and slot.negative):
+                        continue
+                    remaining = slot.remaining
+                    for key, needed in checks:
+                        if remaining.get(key, NEG) < needed:
+                            break
+                    else:
+                        if groups:
+                            hosted = slot.groups
+                            if any(group in hosted for group in groups):
+                                continue
+                        if check_fit(remaining, workload) is None:
+                            return slot
+                if begin == 0 and stop == len(nodes):
+                    self._tighten(nodes, family, terms, index)
+            while index & 1:
+                index >>= 1
+            if not index:
+                return None
+            index += 1
+            # A subtree starting right of the end holds nothing wanted.
+            probe = index
+            while probe < cap:
+                probe *= 2
+            if probe > last or (probe == last and not end_position):
+                return None
+
+
+class _Scales(dict):
+    """A mixed term's resources and their scales (hashable by identity), and
+    ``least(floats)``: the least scaled quantity of a node, a resource it
+    lacks not counting (written out for two and three resources, the usual
+    cases, because it runs for every node of every block made exact)."""
+
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+    def __init__(self, scales: Mapping[str, float]):
+        super().__init__(scales)
+        self.least = _least_of(tuple(scales.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def _least_of(items: Tuple[Tuple[str, float], ...]) -> Callable[[Mapping[str, float]], float]:
+    if len(items) == 2:
+        (first, one), (second, two) = items
+
+        def least(floats: Mapping[str, float]) -> float:
+            x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
+            return x if x < y else y
+    elif len(items) == 3:
+        (first, one), (second, two), (third, three) = items
+
+        def least(floats: Mapping[str, float]) -> float:
+            x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
+            z = floats.get(third, INF) * three
+            x = x if x < y else y
+            return x if x < z else z
+    else:
+        def least(floats: Mapping[str, float]) -> float:
+            return min([floats.get(key, INF) * scale for key, scale in items])
+    return least
+
+
+def _mixed(floats: Mapping[str, float], scales: _Scales) -> float:
+    """A node's value for a mixed term: the least of its scaled remaining
+    quantities over the term's resources (a missing one does not count), as
+    an upper bound despite float rounding.
+
+    A workload requiring all of them fits only where each remaining
+    quantity reaches its requirement, so only where this value reaches the
+    least scaled requirement: one term prunes runs of nodes where each
+    resource has room on some node but no node has room for all.
+    """
+    return _upper(scales.least(floats))
+
+
+def _upper(value: Any) -> Any:
+    """``value`` raised by far more than float rounding could have lowered
+    it; increasing, so the largest of raised values is the raised largest."""
+    if value in (INF, -INF):
+        return value
+    return value + abs(value) * SLACK + SLACK
+
+
+def _bucket(quantity: Decimal) -> int:
+    """The power of 4 nearest a requirement: workloads of similar shape share
+    a mixed term, scaled to them."""
+    magnitude = abs(float(quantity))
+    return round(math.log(magnitude, 2)) if 0 < magnitude < INF else 0
+
+
+def _negative(remaining: Mapping[str, Decimal]) -> bool:
+    return any(value < ZERO for value in remaining.values())
+
+
+def _add(left: int, right: int) -> int:
+    return left + right
+
+
+def _rebuild(tree: List[Any], cap: int, first: int, combine: Callable[[Any, Any], Any]) -> None:
+    """Recompute the internal nodes above leaves ``first`` and after, level
+    by level (slices and ``map`` keep the loop in C)."""
+    low, high = (cap + first) // 2, cap
+    while high > 1:
+        tree[low:high] = map(combine, tree[2 * low:2 * high:2], tree[2 * low + 1:2 * high:2])
+        low //= 2
+        high //= 2

@@ -1,0 +1,38 @@
+"""The benchmark suite still runs: its generator and a tiny run (no timings asserted)."""
+import os
+import sys
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "benchmarks")
+sys.path.insert(0, BENCHMARKS)
+
+import problems  # noqa: E402
+import run  # noqa: E402
+
+
+def test_the_generator_is_seeded_and_mixes_every_feature():
+    nodes, workloads = problems.problem(700, 900)
+    assert (nodes, workloads) == problems.problem(700, 900)
+    assert len({node["name"] for node in nodes}) == 700
+    resources = [node["resources"] for node in nodes]
+    assert 60 < sum(problems.TAG in r for r in resources) < 140
+    assert 100 < sum(problems.SEMAPHORE in r for r in resources) < 180
+    assert 30 < sum(problems.WARD in r for r in resources) < 80
+    assert 60 < sum(problems.TAG in w["requirements"] for w in workloads) < 150
+    assert 5 < sum("immunities" in w for w in workloads) < 40
+    groups = {g for w in workloads for g in w.get("aversion_groups", ())}
+    assert 30 < len(groups) <= problems.GROUPS
+    assert any(w["requirements"]["cpu"] == 0.5 for w in workloads)
+    over, _ = problems.problem(700, 900, over=True)
+    assert len(over) < len(nodes)
+
+
+def test_a_tiny_run_reports_every_figure_and_identical_decisions(capsys):
+    rows = run.main(["--sizes", "40x300", "over:40x300", "--repeat", "1"])
+    assert len(rows) == 6
+    for row in rows:
+        assert row["identical"] is True
+        for figure in ("per_s", "bytes_per_workload", "release_per_s", "replace_per_s",
+                       "drain_workloads_per_s", "remove_workloads_per_s", "ratio"):
+            assert row[figure] >= 0
+    assert "BinPack" in capsys.readouterr().out

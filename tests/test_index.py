@@ -1,0 +1,149 @@
+"""The node index against its plain twins.
+
+Three ways to choose nodes must agree on every decision: the index (with
+tiny blocks here, so that blocks split, merge and vanish all the time), the
+plain scan kept in :mod:`pylighthouse.distributors`, and the reference
+reading of SPEC.md. Hypothesis drives random lifecycles over clusters with
+every feature, including the corners where bounds are weakest: immunities,
+shortcomings and wards, infinite resources, negative rubric weights and
+undefined BinPack scores. After every step the index's own invariants are
+checked against a recomputation from scratch.
+"""
+from contextlib import contextmanager
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pylighthouse as lighthouse
+from pylighthouse.distributors import Distributor
+from pylighthouse.index import ALL, NEG, OPEN, NodeIndex
+from instances import RUBRICS, clusters, operations
+from reference import Reference
+from test_differential import assert_same_state, run, run_reference, concrete
+
+STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
+
+
+@contextmanager
+def settings_of(indexed, load=2):
+    with mock.patch.object(Distributor, "_indexed", indexed), \
+            mock.patch.object(Distributor, "_index_load", load):
+        yield
+
+
+def make(strategy, nodes, rubric, indexed, load=2):
+    with settings_of(indexed, load):
+        if strategy == "BinPack":
+            return lighthouse.BinPackDistributor(rubric, nodes)
+        return {"Prioritized": lighthouse.PrioritizedDistributor,
+                "RoundRobin": lighthouse.RoundRobinDistributor}[strategy](nodes)
+
+
+def check_index(distributor):
+    """The index holds exactly the nodes, in the strategy's order, with
+    counts that add up and bounds that bound every member."""
+    index = distributor._index
+    assert isinstance(index, NodeIndex)
+    order = list(index)
+    if distributor._rekeyed:
+        key = distributor._rubric.sort_key
+        assert [s.name for s in order] == [
+            s.name for s in sorted(order, key=lambda s: key(s.remaining, s.name))]
+        assert all(s.key == key(s.remaining, s.name) for s in order)
+    else:
+        assert [s.name for s in order] == list(distributor._slots)
+    assert len(index) == len(order) == len(distributor._slots)
+    assert all(index.rank(slot) == at for at, slot in enumerate(order))
+    assert all(index._at(at) == index._locate(slot) for at, slot in enumerate(order))
+    assert all(keys == [s.key for s in nodes] and keys == sorted(keys) and keys
+               for nodes, keys in zip(index._blocks, index._keys))
+    assert index._lasts == [keys[-1] for keys in index._keys]
+    cap = index._cap
+    assert index._counts[1] == len(order)
+    for family, trees in index._families.items():
+        for term, tree in trees.items():
+            for block, nodes in enumerate(index._blocks):
+                members = [s for s in nodes if index._member(s, family)]
+                exact = index._leaf(members, ALL, term)
+                assert tree[cap + block] >= exact, (family, term, block)
+            for position in range(1, cap):
+                assert tree[position] >= max(tree[2 * position], tree[2 * position + 1])
+            assert all(value == NEG for value in tree[cap + len(index._blocks):])
+    for slot in order:
+        assert slot.negative == any(v < 0 for v in slot.remaining.values())
+        assert {k for k, v in slot.remaining.items() if v < 0} <= index.negative
+    assert OPEN in index._families[ALL]
+
+
+@settings(max_examples=120, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(max_nodes=14), rubric=RUBRICS,
+       steps=operations(max_steps=10), load=st.sampled_from([1, 2, 3, 8]))
+def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load):
+    fast = make(strategy, nodes, rubric, True, load)
+    plain = make(strategy, nodes, rubric, False)
+    reference = Reference(strategy, nodes, rubric)
+    assert plain._index is None
+    for step in steps:
+        operation = concrete(step, reference.assignments(),
+                             [m.name for m in reference.machines])
+        expected = run_reference(operation, reference)
+        assert run(operation, plain) == expected, operation
+        assert run(operation, fast) == expected, operation
+        assert_same_state(fast, reference)
+        assert_same_state(plain, reference)
+        assert fast.to_dict() == plain.to_dict()
+        check_index(fast)
+
+
+@settings(max_examples=40, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(max_nodes=40), rubric=RUBRICS,
+       steps=operations(max_steps=6))
+def test_index_with_many_nodes_and_default_blocks(strategy, nodes, rubric, steps):
+    fast = make(strategy, nodes, rubric, True, 4)
+    reference = Reference(strategy, nodes, rubric)
+    for step in steps:
+        operation = concrete(step, reference.assignments(),
+                             [m.name for m in reference.machines])
+        assert run(operation, fast) == run_reference(operation, reference), operation
+        assert_same_state(fast, reference)
+    check_index(fast)
+
+
+def test_the_plain_path_is_taken_when_the_index_is_off():
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 2}} for i in range(5)]
+    plain = make("RoundRobin", nodes, {}, False)
+    with mock.patch.object(NodeIndex, "first_fit", side_effect=AssertionError):
+        assert plain.attempt_assign_loads(
+            [{"name": "w", "requirements": {"cpu": 1}}]) == {"w": "n0"}
+    fast = make("RoundRobin", nodes, {}, True)
+    with mock.patch.object(type(fast), "_first_fit", side_effect=AssertionError):
+        assert fast.attempt_assign_loads(
+            [{"name": "w", "requirements": {"cpu": 1}}]) == {"w": "n0"}
+
+
+def test_corner_cases_decide_like_the_reference():
+    """Negative weights, an undefined score, unlimited and warded nodes,
+    immunities and shortcomings: the index only prunes, check_fit decides."""
+    inf = float("inf")
+    nodes = [
+        {"name": "both", "resources": {"cpu": inf, "mem": 4, "flies": -inf}},
+        {"name": "unlimited", "resources": {"cpu": inf, "mem": 2}},
+        {"name": "short", "resources": {"cpu": 3, "mem": 8, "flies": -2}},
+        {"name": "warded", "resources": {"cpu": 8, "mem": 8, "spiders": -inf}},
+        {"name": "plain", "resources": {"cpu": 1, "mem": 1}},
+    ] + [{"name": f"x{i}", "resources": {"cpu": i % 3, "mem": i % 4}} for i in range(12)]
+    workloads = [
+        {"name": "offsets", "requirements": {"cpu": 1, "flies": -2}},
+        {"name": "immune", "requirements": {"cpu": 2, "mem": 1}, "immunities": ["spiders"]},
+        {"name": "big", "requirements": {"cpu": 100, "mem": 1}},
+        {"name": "tolerant", "requirements": {"mem": 9}, "immunities": ["mem"]},
+        {"name": "tiny", "requirements": {"cpu": 0.5}},
+    ]
+    for strategy in ("Prioritized", "RoundRobin", "BinPack"):
+        for rubric in ({"cpu": -1, "mem": 1}, {"cpu": 1, "flies": 1}, {"mem": -0.5}):
+            fast = make(strategy, nodes, rubric, True, 2)
+            reference = Reference(strategy, nodes, rubric)
+            assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
+            assert_same_state(fast, reference)
+            check_index(fast)
