@@ -5,13 +5,12 @@ copies of the caller's data: nothing the caller owns is kept or changed.
 """
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
-from types import MappingProxyType
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 import attr
 
 from .errors import InvalidInputError, InvalidTypeError
-from .quantities import known_quantity, to_number, to_quantity
+from .quantities import to_number, to_quantities
 
 __all__ = ["Node", "Workload"]
 
@@ -24,24 +23,6 @@ def check_name(value: Any, where: str) -> str:
     if not value:
         raise InvalidInputError(f"{where}: name must not be empty")
     return value
-
-
-def _quantities(value: Any, where: str, field: str,
-                finite: bool) -> Mapping[str, Decimal]:
-    if not isinstance(value, MappingABC):
-        raise InvalidTypeError(
-            f"{where}: {field} must be a mapping of name to number, "
-            f"got {type(value).__name__}")
-    checked: Dict[str, Decimal] = {}
-    for key, quantity in value.items():
-        if not (type(key) is str or isinstance(key, str)) or not key:
-            raise InvalidInputError(
-                f"{where}: {field} keys must be non-empty strings, got {key!r}")
-        known = known_quantity(quantity)
-        if known is None or (finite and known.is_infinite()):
-            known = to_quantity(quantity, f"{where}: {field}[{key!r}]", finite)
-        checked[key] = known
-    return MappingProxyType(checked)
 
 
 _COLLECTIONS = (list, tuple, set, frozenset)
@@ -130,7 +111,7 @@ class Node:
     def __init__(self, name: str, resources: Optional[Mapping[str, Any]] = None):
         where = _label("node", check_name(name, "node"))
         object.__setattr__(self, "name", name)
-        object.__setattr__(self, "resources", _quantities(
+        object.__setattr__(self, "resources", to_quantities(
             {} if resources is None else resources, where, "resources", False))
 
     def __hash__(self) -> int:
@@ -187,7 +168,7 @@ class Workload:
                  immunities: Iterable[str] = (), aversion_groups: Iterable[str] = ()):
         where = _label("workload", check_name(name, "workload"))
         object.__setattr__(self, "name", name)
-        object.__setattr__(self, "requirements", _quantities(
+        object.__setattr__(self, "requirements", to_quantities(
             {} if requirements is None else requirements, where, "requirements", True))
         object.__setattr__(self, "immunities", _names(immunities, where, "immunities"))
         object.__setattr__(self, "aversion_groups",

@@ -12,8 +12,10 @@ import decimal
 import math
 import numbers
 from decimal import Decimal
+from collections.abc import Mapping as MappingABC
 from fractions import Fraction
-from typing import Any, Dict, Union
+from types import MappingProxyType
+from typing import Any, Dict, Mapping, Union
 
 from .errors import InvalidInputError, InvalidTypeError
 
@@ -171,3 +173,34 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
                 return parsed
         raise InvalidTypeError(f'{where}: expected a number, got "{value}"')
     return to_quantity(value, where, finite)
+
+
+def to_quantities(value: Any, where: str, field: str,
+                  finite: bool) -> Mapping[str, Decimal]:
+    """Return a read-only copy of the mapping ``value`` with exact quantities.
+
+    ``where`` names the item and ``field`` the mapping in error messages
+    (``"node 'n': resources['cpu']: ..."``); an empty ``where`` leaves the
+    item out (``"rubric['cpu']: ..."``).
+
+    Raises:
+        InvalidTypeError: ``value`` is not a mapping, or a quantity is not a
+            number.
+        InvalidInputError: a key is not a non-empty string, or a quantity is
+            refused by :func:`to_quantity`.
+
+    Cost: O(len(value)).
+    """
+    label = f"{where}: {field}" if where else field
+    if not isinstance(value, MappingABC):
+        raise InvalidTypeError(
+            f"{label} must be a mapping of name to number, got {type(value).__name__}")
+    checked: Dict[str, Decimal] = {}
+    for key, quantity in value.items():
+        if not (type(key) is str or isinstance(key, str)) or not key:
+            raise InvalidInputError(f"{label} keys must be non-empty strings, got {key!r}")
+        known = known_quantity(quantity)
+        if known is None or (finite and known.is_infinite()):
+            known = to_quantity(quantity, f"{label}[{key!r}]", finite)
+        checked[key] = known
+    return MappingProxyType(checked)

@@ -1,13 +1,11 @@
 """Rubric scoring: the "size" of a workload or of a node's room, for BinPack."""
-from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, Tuple
 
 import attr
 
-from .errors import InvalidInputError, InvalidTypeError
-from .quantities import EXACT, ZERO, to_number, to_quantity
+from .quantities import EXACT, ZERO, to_number, to_quantities
 
 __all__ = ["Rubric"]
 
@@ -31,18 +29,9 @@ class Rubric:
     def __init__(self, weights: Mapping[str, Any]):
         if isinstance(weights, Rubric):
             weights = weights.weights
-        if not isinstance(weights, MappingABC):
-            raise InvalidTypeError(
-                f"rubric: expected a mapping of resource to weight, "
-                f"got {type(weights).__name__}")
-        checked: Dict[str, Decimal] = {}
-        for key, weight in weights.items():
-            if not isinstance(key, str) or not key:
-                raise InvalidInputError(
-                    f"rubric: resource names must be non-empty strings, got {key!r}")
-            weight = to_quantity(weight, f"rubric[{key!r}]", finite=True)
-            if weight != ZERO:
-                checked[key] = weight
+        checked = {key: weight
+                   for key, weight in to_quantities(weights, "", "rubric", True).items()
+                   if weight != ZERO}
         object.__setattr__(self, "weights", MappingProxyType(checked))
 
     def __hash__(self) -> int:
