@@ -133,9 +133,7 @@ class Node:
     @classmethod
     def from_list(cls, items: Iterable[Any]) -> List["Node"]:
         """Build nodes from a list of dicts (nodes already built pass through)."""
-        return [item if isinstance(item, Node)
-                else cls.from_dict(item, f"nodes[{index}]")
-                for index, item in enumerate(_listed(items, "nodes"))]
+        return _build_all(cls, items, "nodes")
 
     def to_dict(self) -> Dict[str, Any]:
         """Return ``{"name": ..., "resources": {...}}`` with plain numbers."""
@@ -206,9 +204,7 @@ class Workload:
     @classmethod
     def from_list(cls, items: Iterable[Any]) -> List["Workload"]:
         """Build workloads from a list of dicts (workloads pass through)."""
-        return [item if isinstance(item, Workload)
-                else cls.from_dict(item, f"workloads[{index}]")
-                for index, item in enumerate(_listed(items, "workloads"))]
+        return _build_all(cls, items, "workloads")
 
     def to_dict(self) -> Dict[str, Any]:
         """Return a plain dict that :meth:`from_dict` turns back into this workload."""
@@ -218,9 +214,11 @@ class Workload:
                 "aversion_groups": sorted(self.aversion_groups)}
 
 
-def _listed(items: Any, what: str) -> List[Any]:
+def _build_all(cls: Any, items: Any, what: str) -> List[Any]:
+    """``cls.from_dict`` for every dict of ``items``; values of ``cls`` pass through."""
     if isinstance(items, (str, bytes)) or isinstance(items, MappingABC) \
             or not isinstance(items, Iterable):
         raise InvalidTypeError(
             f"{what}: expected a list, got {type(items).__name__}")
-    return list(items)
+    return [item if isinstance(item, cls) else cls.from_dict(item, f"{what}[{index}]")
+            for index, item in enumerate(items)]
