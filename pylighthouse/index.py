@@ -77,6 +77,8 @@ DEFAULT_LOAD = 48
 MAX_FAMILIES = 8
 #: At most this many mixed terms.
 MAX_MIXES = 128
+#: At most this many workload shapes remembered as fitting nowhere.
+MAX_NOWHERE = 1024
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
 
@@ -112,6 +114,9 @@ class NodeIndex:
         self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
         self.negative: set = set()
+        #: Workload shapes (requirements, immunities) that fit no open node,
+        #: kept while no open node gains room and none joins or reopens.
+        self._nowhere: set = set()
         self._size = 0
 
     def __len__(self) -> int:
@@ -141,13 +146,16 @@ class NodeIndex:
         return slot.remaining.get(term, NEG)
 
     def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
-        """The exact bound of ``term`` over the family's nodes in ``block``.
+        """The exact bound of ``term`` over the family's open (not cordoned)
+        nodes in ``block``: a search never takes a cordoned node, so those
+        need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
         if family is not ALL:
             member = self._member
             block = [slot for slot in block if member(slot, family)]
+        block = [slot for slot in block if not slot.cordoned]
         if term is OPEN:
-            return ZERO if any(not slot.cordoned for slot in block) else NEG
+            return ZERO if block else NEG
         if type(term) is tuple:
             least = term[1].least
             return _upper(max([least(slot.floats) for slot in block], default=NEG))
@@ -226,6 +234,7 @@ class NodeIndex:
     def add(self, slot: Any) -> None:
         """A node joins. Cost: O(F x T log N) for F families and T terms, plus
         O(F x T x B) when its block splits (once every ``load`` joins to it)."""
+        self._nowhere.clear()
         slot.key = self._key(slot)
         remaining = slot.remaining
         slot.floats = {key: float(value) for key, value in remaining.items()}
@@ -257,9 +266,11 @@ class NodeIndex:
         self._take(slot, *self._locate(slot))
 
     def cordoned(self, slot: Any) -> None:
-        """``slot.cordoned`` changed. Cost: O(F log N)."""
+        """``slot.cordoned`` changed. Cost: O(F x T log N) when it was
+        uncordoned (its block's bounds rise to its room), O(1) otherwise."""
         if not slot.cordoned:
-            self._raise(slot, self._locate(slot)[0], (OPEN,))
+            self._nowhere.clear()
+            self._raise(slot, self._locate(slot)[0], self._terms())
 
     def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
         """``slot.remaining`` changed; ``before`` holds the old values of the
@@ -270,6 +281,9 @@ class NodeIndex:
         floats = slot.floats
         for key in before:
             floats[key] = float(remaining[key])
+        if self._nowhere and not slot.cordoned and \
+                any(remaining[key] > old for key, old in before.items()):
+            self._nowhere.clear()  # something may fit now
         was_negative = slot.negative
         if any(value < ZERO for value in before.values()) or \
                 any(remaining[key] < ZERO for key in before):
@@ -307,6 +321,8 @@ class NodeIndex:
         return list(dict.fromkeys([*self._families[ALL], *self._mixes.values()]))
 
     def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
+        if slot.cordoned:
+            return  # bounds are over open nodes only (see _leaf)
         leaf = self._cap + block
         values: Dict[Any, Any] = {}
         for family, trees in self._families.items():
@@ -375,7 +391,7 @@ class NodeIndex:
         self._count(block, 1)
         if carried is None:
             self._raise(slot, block, self._terms())
-        else:
+        elif not slot.cordoned:
             self._raise(slot, block, [term for term in self._families[ALL]
                                       if type(term) is not tuple or term is OPEN])
             leaf = self._cap + block
@@ -497,12 +513,18 @@ class NodeIndex:
         ``groups``; ``None`` when there is none.
 
         Cost: O(T log N) for T pruning terms, plus O(L) per block whose
-        bounds pass without a node of it fitting (L nodes a block).
+        bounds pass without a node of it fitting (L nodes a block); O(R) for
+        a workload whose requirements and immunities were already proven to
+        fit nowhere since the last time an open node gained room (a drain or
+        a removal on a full cluster meets the same shapes again and again).
         """
         if not self._size:
             return None
         requirements = workload.requirements
         immunities = workload.immunities
+        shape = (frozenset(requirements.items()), immunities)
+        if shape in self._nowhere:
+            return None
         negative = self.negative
         clean = not negative or (negative.isdisjoint(requirements)
                                  and negative.isdisjoint(immunities))
@@ -548,6 +570,10 @@ class NodeIndex:
         if found is None and (block or position):
             found = self._scan(workload, family, terms, checks, groups, skip_negative,
                                0, 0, block, position)
+        if found is None and not groups:
+            if len(self._nowhere) >= MAX_NOWHERE:
+                self._nowhere.clear()
+            self._nowhere.add(shape)
         return found
 
     def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
