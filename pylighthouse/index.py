@@ -150,10 +150,17 @@ class NodeIndex:
         nodes in ``block``: a search never takes a cordoned node, so those
         need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
-        if family is not ALL:
+        if family is ALL:
+            block = [slot for slot in block if not slot.cordoned]
+        else:
             member = self._member
-            block = [slot for slot in block if member(slot, family)]
-        block = [slot for slot in block if not slot.cordoned]
+            block = [slot for slot in block if not slot.cordoned and member(slot, family)]
+        return self._exact(block, term)
+
+    @staticmethod
+    def _exact(block: Sequence[Any], term: Any) -> Any:
+        """The exact bound of ``term`` over ``block``'s nodes, all of them
+        open members of the family. Cost: O(len(block))."""
         if term is OPEN:
             return ZERO if block else NEG
         if type(term) is tuple:
@@ -164,11 +171,14 @@ class NodeIndex:
     def _tighten(self, nodes: Sequence[Any], family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
         """Make the bounds of ``terms`` exact at tree leaf ``index``."""
-        if family is not ALL:
+        if family is ALL:
+            nodes = [slot for slot in nodes if not slot.cordoned]
+        else:
             member = self._member
-            nodes = [slot for slot in nodes if member(slot, family)]
+            nodes = [slot for slot in nodes if not slot.cordoned and member(slot, family)]
+        exact = self._exact
         for tree, _, term in terms:
-            self._set(tree, index, self._leaf(nodes, ALL, term))
+            self._set(tree, index, exact(nodes, term))
 
     @staticmethod
     def _set(tree: Tree, index: int, value: Decimal) -> None:
@@ -561,15 +571,20 @@ class NodeIndex:
                 least = min(float(requirements[key]) * scale for key, scale in term[1].items())
                 terms.insert(0, (tree, least - abs(least) * SLACK - SLACK, term))
         skip_negative = clean and bool(negative)
+        sieve = None
+        for key, needed in checks:
+            if needed > ZERO:
+                sieve = (key, float(needed))
+                break
         if start:
             block, position = self._at(start % self._size)
         else:
             block = position = 0
         found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                           block, position, len(self._blocks), 0)
+                           block, position, len(self._blocks), 0, sieve)
         if found is None and (block or position):
             found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                               0, 0, block, position)
+                               0, 0, block, position, sieve)
         if found is None and not groups:
             if len(self._nowhere) >= MAX_NOWHERE:
                 self._nowhere.clear()
@@ -579,7 +594,8 @@ class NodeIndex:
     def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
               checks: List[Tuple[str, Decimal]], groups: FrozenSet[str],
               skip_negative: bool, block: int, position: int,
-              end_block: int, end_position: int) -> Optional[Any]:
+              end_block: int, end_position: int,
+              sieve: Optional[Tuple[str, float]] = None) -> Optional[Any]:
         """Search from (block, position) up to, not including, (end_block,
         end_position). A block whose bounds pass but where no node fits has
         its bounds for these terms made exact."""
@@ -600,8 +616,15 @@ class NodeIndex:
                 nodes = blocks[index - cap]
                 stop = end_position if index == last else len(nodes)
                 begin = position if index == cap + block else 0
-                for at in range(begin, stop):
-                    slot = nodes[at]
+                if sieve is None:
+                    candidates: Iterable[Any] = nodes[begin:stop]
+                else:
+                    # Floats round monotonically, so a node whose float
+                    # falls short falls short exactly too.
+                    key, floor = sieve
+                    candidates = [slot for slot in nodes[begin:stop]
+                                  if slot.floats.get(key, -INF) >= floor]
+                for slot in candidates:
                     if slot.cordoned or (skip_negative and slot.negative):
                         continue
                     remaining = slot.remaining
