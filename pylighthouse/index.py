@@ -81,6 +81,8 @@ MAX_MIXES = 128
 MAX_NOWHERE = 1024
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
+#: Nodes of a block tried one by one before the rest are sieved.
+HEAD = 4
 
 Tree = List[Any]
 
@@ -150,12 +152,7 @@ class NodeIndex:
         nodes in ``block``: a search never takes a cordoned node, so those
         need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
-        if family is ALL:
-            block = [slot for slot in block if not slot.cordoned]
-        else:
-            member = self._member
-            block = [slot for slot in block if not slot.cordoned and member(slot, family)]
-        return self._exact(block, term)
+        return self._exact(_open_members(block, family), term)
 
     @staticmethod
     def _exact(block: Sequence[Any], term: Any) -> Any:
@@ -171,11 +168,7 @@ class NodeIndex:
     def _tighten(self, nodes: Sequence[Any], family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
         """Make the bounds of ``terms`` exact at tree leaf ``index``."""
-        if family is ALL:
-            nodes = [slot for slot in nodes if not slot.cordoned]
-        else:
-            member = self._member
-            nodes = [slot for slot in nodes if not slot.cordoned and member(slot, family)]
+        nodes = _open_members(nodes, family)
         exact = self._exact
         for tree, _, term in terms:
             self._set(tree, index, exact(nodes, term))
@@ -616,28 +609,33 @@ class NodeIndex:
                 nodes = blocks[index - cap]
                 stop = end_position if index == last else len(nodes)
                 begin = position if index == cap + block else 0
-                if sieve is None:
-                    candidates: Iterable[Any] = nodes[begin:stop]
-                else:
-                    # Floats round monotonically, so a node whose float
-                    # falls short falls short exactly too.
-                    key, floor = sieve
-                    candidates = [slot for slot in nodes[begin:stop]
-                                  if slot.floats.get(key, -INF) >= floor]
-                for slot in candidates:
-                    if slot.cordoned or (skip_negative and slot.negative):
-                        continue
-                    remaining = slot.remaining
-                    for key, needed in checks:
-                        if remaining.get(key, NEG) < needed:
+                # The first few nodes are tried as they are (RoundRobin
+                # usually takes the first); the rest are sieved first on the
+                # float copy of one positive requirement: floats round
+                # monotonically, so a node whose float falls short falls short
+                # exactly too. check_fit still decides.
+                head = begin + HEAD if sieve is not None else stop
+                for part in (nodes[begin:head], None):
+                    if part is None:
+                        if head >= stop:
                             break
-                    else:
-                        if groups:
-                            hosted = slot.groups
-                            if any(group in hosted for group in groups):
-                                continue
-                        if check_fit(remaining, workload) is None:
-                            return slot
+                        key, floor = sieve
+                        part = [slot for slot in nodes[head:stop]
+                                if slot.floats.get(key, -INF) >= floor]
+                    for slot in part:
+                        if slot.cordoned or (skip_negative and slot.negative):
+                            continue
+                        remaining = slot.remaining
+                        for key, needed in checks:
+                            if remaining.get(key, NEG) < needed:
+                                break
+                        else:
+                            if groups:
+                                hosted = slot.groups
+                                if any(group in hosted for group in groups):
+                                    continue
+                            if check_fit(remaining, workload) is None:
+                                return slot
                 if begin == 0 and stop == len(nodes):
                     self._tighten(nodes, family, terms, index)
             while index & 1:
@@ -716,6 +714,18 @@ def _bucket(quantity: Decimal) -> int:
     a mixed term, scaled to them."""
     magnitude = abs(float(quantity))
     return round(math.log(magnitude, 2)) if 0 < magnitude < INF else 0
+
+
+def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
+    """The nodes of ``nodes`` that are not cordoned and belong to ``family``
+    (:meth:`NodeIndex._member`, written out for speed)."""
+    if family is ALL:
+        return [slot for slot in nodes if not slot.cordoned]
+    if family is CLEAN:
+        return [slot for slot in nodes if not slot.cordoned and not slot.negative]
+    key = family[1]
+    return [slot for slot in nodes
+            if not slot.cordoned and not slot.negative and key in slot.remaining]
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:
