@@ -463,12 +463,31 @@ class NodeIndex:
         recompute the internal levels from ``first`` on. The new blocks take
         the largest bound of the blocks they replace, an upper bound still.
 
-        Cost: O(T x (B - first)) for T trees and B blocks; O(T x N) when the
-        number of blocks outgrows or shrinks well below the trees, or for the
+        Cost: O(T x (B - first)) for T trees and B blocks; O(T x B) when the
+        number of blocks outgrows or shrinks well below the trees (the leaves
+        are laid out again in trees of the new size); O(T x N) for the
         ``families`` given (whose trees are computed afresh).
         """
         count = len(self._blocks)
         cap = self._cap
+        old_count = count - added + removed
+        rebuild_from = first
+        if families is None and (count > cap or (count <= cap // 4 and cap > 1)):
+            # Lay the same leaves out in trees of the new size (they still
+            # bound the same blocks), then shift them below as usual.
+            new_cap = 1
+            while new_cap < max(count, old_count):
+                new_cap *= 2
+            for trees in self._families.values():
+                for term, tree in trees.items():
+                    fresh = [NEG] * (2 * new_cap)
+                    fresh[new_cap:new_cap + old_count] = tree[cap:cap + old_count]
+                    trees[term] = fresh
+            counts = [0] * (2 * new_cap)
+            counts[new_cap:new_cap + old_count] = self._counts[cap:cap + old_count]
+            self._counts = counts
+            self._cap = cap = new_cap
+            rebuild_from = 0
         if count > cap or (count <= cap // 4 and cap > 1):
             cap = 1
             while cap < count:
@@ -489,7 +508,6 @@ class NodeIndex:
             self._counts = [0] * (2 * cap)
             first, removed, added = 0, count, count
         else:
-            old_count = count - added + removed
             for family, trees in self._families.items():
                 for term, tree in trees.items():
                     if removed:
@@ -499,13 +517,13 @@ class NodeIndex:
                     tree[cap + first:2 * cap] = (
                         [bound] * added + tree[cap + first + removed:cap + old_count]
                         + [NEG] * (cap - count))
-                    _rebuild(tree, cap, first, max)
+                    _rebuild(tree, cap, rebuild_from, max)
         counts = self._counts
         old_count = count - added + removed
         counts[cap + first:2 * cap] = (
             [len(nodes) for nodes in self._blocks[first:first + added]]
             + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
-        _rebuild(counts, cap, first, _add)
+        _rebuild(counts, cap, rebuild_from if families is None else 0, _add)
 
     # ------------------------------------------------------------ searching
 
