@@ -79,6 +79,8 @@ MAX_FAMILIES = 8
 MAX_MIXES = 128
 #: At most this many workload shapes remembered as fitting nowhere.
 MAX_NOWHERE = 1024
+#: At most this many shapes' search plans kept.
+MAX_PLANS = 4096
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
 #: Nodes of a block tried one by one before the rest are sieved.
@@ -119,6 +121,8 @@ class NodeIndex:
         #: Workload shapes (requirements, immunities) that fit no open node,
         #: kept while no open node gains room and none joins or reopens.
         self._nowhere: set = set()
+        #: Shape -> what its searches need (see _plan).
+        self._plans: Dict[Any, Tuple[Any, float, Any]] = {}
         self._size = 0
 
     def __len__(self) -> int:
@@ -568,25 +572,16 @@ class NodeIndex:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
-        mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
-                             if needed > ZERO))
-        if len(mixed) > 1:
-            term = self._mixes.get(mixed)
-            if term is None and len(self._mixes) < MAX_MIXES:
-                term = self._mixes[mixed] = ("mixed", _Scales(
-                    {key: 2.0 ** -bucket for key, bucket in mixed}))
-            if term is not None:
-                tree = trees.get(term)
-                if tree is None:
-                    tree = self._mix(family, term)
-                least = min(float(requirements[key]) * scale for key, scale in term[1].items())
-                terms.insert(0, (tree, least - abs(least) * SLACK - SLACK, term))
+        plan = self._plans.get(shape)
+        if plan is None:
+            plan = self._plans[shape] = self._plan(requirements, checks)
+        term, floor, sieve = plan
+        if term is not None:
+            tree = trees.get(term)
+            if tree is None:
+                tree = self._mix(family, term)
+            terms.insert(0, (tree, floor, term))
         skip_negative = clean and bool(negative)
-        sieve = None
-        for key, needed in checks:
-            if needed > ZERO:
-                sieve = (key, float(needed))
-                break
         if start:
             block, position = self._at(start % self._size)
         else:
@@ -601,6 +596,32 @@ class NodeIndex:
                 self._nowhere.clear()
             self._nowhere.add(shape)
         return found
+
+    def _plan(self, requirements: Mapping[str, Decimal],
+              checks: List[Tuple[str, Decimal]]) -> Tuple[Any, float, Any]:
+        """What a shape's searches need beyond its requirements: its mixed
+        term (made now if there is room for one more) and the least scaled
+        requirement it must reach, and the sieve of :meth:`_scan`. Kept per
+        shape: mixed terms are never dropped, so the plan never changes."""
+        if len(self._plans) >= MAX_PLANS:
+            self._plans.clear()
+        term, floor = None, 0.0
+        mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
+                             if needed > ZERO))
+        if len(mixed) > 1:
+            term = self._mixes.get(mixed)
+            if term is None and len(self._mixes) < MAX_MIXES:
+                term = self._mixes[mixed] = ("mixed", _Scales(
+                    {key: 2.0 ** -bucket for key, bucket in mixed}))
+            if term is not None:
+                least = min(float(requirements[key]) * scale for key, scale in term[1].items())
+                floor = least - abs(least) * SLACK - SLACK
+        sieve = None
+        for key, needed in checks:
+            if needed > ZERO:
+                sieve = (key, float(needed))
+                break
+        return term, floor, sieve
 
     def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
               checks: List[Tuple[str, Decimal]], groups: FrozenSet[str],
