@@ -9,7 +9,8 @@ Layout (chosen for pure Python): the nodes sit in a list of *blocks*, each a
 short list kept sorted by the node's order key (its join sequence for
 Prioritized and RoundRobin, its rubric sort key for BinPack), as in
 sortedcontainers. Over the blocks, flat segment trees hold, for every block
-and every run of blocks, upper bounds, one tree per *term*:
+and every run of blocks, upper bounds over its open (not cordoned) nodes,
+which are the only ones a search may take, one tree per *term*:
 
 * a resource name: the largest remaining quantity of that resource in the
   block (a node lacking it counts as minus infinity);
@@ -36,9 +37,11 @@ A search walks the family's trees leftmost first from a start block and
 skips every subtree where a required, non-immune resource (immunity
 ignores the value, so immune ones are not pruned on) is bounded below the
 requirement, where every node is cordoned, or where the workload's mixed
-term falls short. Inside a surviving block it tests each node with the same
-cheap bounds, skips the averse ones in the first aversion pass, and asks
-``check_fit``: the first yes is the answer.
+term falls short. Inside a surviving block it tries the first few nodes,
+sieves the rest on the float copy of one positive requirement (floats round
+monotonically, so the sieve drops only nodes that fall short exactly), tests
+each candidate with the same cheap bounds, skips the averse ones in the first
+aversion pass, and asks ``check_fit``: the first yes is the answer.
 
 Bounds are upper bounds, not always exact ones. A node that gains room
 raises its block's bounds at once (O(F x T log B) for F families and T
@@ -49,6 +52,11 @@ for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
 the trees' leaves after them shift and the internal levels right of the
 change are recomputed (O(F x T x B), slices and ``map`` in C), which
 happens about once every ``load`` moves.
+
+Per workload shape (requirements and immunities) the index keeps its search
+plan (mixed term, floor, sieve) and, while no open node gains room and none
+joins or is uncordoned, whether the shape was proven to fit nowhere: such a
+search then costs O(R).
 """
 import math
 from bisect import bisect_left
