@@ -373,6 +373,19 @@ class NodeIndex:
                 self._lasts[block] = key
             self._refresh(slot, block, before, was_negative)
             return
+        if (block == 0 or self._lasts[block - 1] < key) and \
+                (block + 1 == len(self._keys) or key < self._keys[block + 1][0]):
+            # Still within its block's range: move it inside the block; its
+            # bounds need raising only where it gained room.
+            nodes = self._blocks[block]
+            del nodes[position], keys[position]
+            position = bisect_left(keys, key)
+            keys.insert(position, key)
+            nodes.insert(position, slot)
+            slot.key = key
+            self._lasts[block] = keys[-1]
+            self._refresh(slot, block, before, was_negative)
+            return
         carried = None
         if slot.negative == was_negative and \
                 all(slot.remaining[term] <= old for term, old in before.items()):
