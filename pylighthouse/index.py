@@ -9,7 +9,8 @@ Layout (chosen for pure Python): the nodes sit in a list of *blocks*, each a
 short list kept sorted by the node's order key (its join sequence for
 Prioritized and RoundRobin, its rubric sort key for BinPack), as in
 sortedcontainers. Over the blocks, flat segment trees hold, for every block
-and every run of blocks, upper bounds, one tree per *term*:
+and every run of blocks, upper bounds over its open (not cordoned) nodes,
+which are the only ones a search may take, one tree per *term*:
 
 * a resource name: the largest remaining quantity of that resource in the
   block (a node lacking it counts as minus infinity);
@@ -36,9 +37,11 @@ A search walks the family's trees leftmost first from a start block and
 skips every subtree where a required, non-immune resource (immunity
 ignores the value, so immune ones are not pruned on) is bounded below the
 requirement, where every node is cordoned, or where the workload's mixed
-term falls short. Inside a surviving block it tests each node with the same
-cheap bounds, skips the averse ones in the first aversion pass, and asks
-``check_fit``: the first yes is the answer.
+term falls short. Inside a surviving block it tries the first few nodes,
+sieves the rest on the float copy of one positive requirement (floats round
+monotonically, so the sieve drops only nodes that fall short exactly), tests
+each candidate with the same cheap bounds, skips the averse ones in the first
+aversion pass, and asks ``check_fit``: the first yes is the answer.
 
 Bounds are upper bounds, not always exact ones. A node that gains room
 raises its block's bounds at once (O(F x T log B) for F families and T
@@ -49,6 +52,11 @@ for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
 the trees' leaves after them shift and the internal levels right of the
 change are recomputed (O(F x T x B), slices and ``map`` in C), which
 happens about once every ``load`` moves.
+
+Per workload shape (requirements and immunities) the index keeps its search
+plan (mixed term, floor, sieve) and, while no open node gains room and none
+joins or is uncordoned, whether the shape was proven to fit nowhere: such a
+search then costs O(R).
 """
 import math
 from bisect import bisect_left
@@ -77,8 +85,14 @@ DEFAULT_LOAD = 48
 MAX_FAMILIES = 8
 #: At most this many mixed terms.
 MAX_MIXES = 128
+#: At most this many workload shapes remembered as fitting nowhere.
+MAX_NOWHERE = 1024
+#: At most this many shapes' search plans kept.
+MAX_PLANS = 4096
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
+#: Nodes of a block tried one by one before the rest are sieved.
+HEAD = 4
 
 Tree = List[Any]
 
@@ -112,6 +126,11 @@ class NodeIndex:
         self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
         self.negative: set = set()
+        #: Workload shapes (requirements, immunities) that fit no open node,
+        #: kept while no open node gains room and none joins or reopens.
+        self._nowhere: set = set()
+        #: Shape -> what its searches need (see _plan).
+        self._plans: Dict[Any, Tuple[Any, float, Any]] = {}
         self._size = 0
 
     def __len__(self) -> int:
@@ -141,13 +160,18 @@ class NodeIndex:
         return slot.remaining.get(term, NEG)
 
     def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
-        """The exact bound of ``term`` over the family's nodes in ``block``.
+        """The exact bound of ``term`` over the family's open (not cordoned)
+        nodes in ``block``: a search never takes a cordoned node, so those
+        need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
-        if family is not ALL:
-            member = self._member
-            block = [slot for slot in block if member(slot, family)]
+        return self._exact(_open_members(block, family), term)
+
+    @staticmethod
+    def _exact(block: Sequence[Any], term: Any) -> Any:
+        """The exact bound of ``term`` over ``block``'s nodes, all of them
+        open members of the family. Cost: O(len(block))."""
         if term is OPEN:
-            return ZERO if any(not slot.cordoned for slot in block) else NEG
+            return ZERO if block else NEG
         if type(term) is tuple:
             least = term[1].least
             return _upper(max([least(slot.floats) for slot in block], default=NEG))
@@ -156,11 +180,10 @@ class NodeIndex:
     def _tighten(self, nodes: Sequence[Any], family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
         """Make the bounds of ``terms`` exact at tree leaf ``index``."""
-        if family is not ALL:
-            member = self._member
-            nodes = [slot for slot in nodes if member(slot, family)]
+        nodes = _open_members(nodes, family)
+        exact = self._exact
         for tree, _, term in terms:
-            self._set(tree, index, self._leaf(nodes, ALL, term))
+            self._set(tree, index, exact(nodes, term))
 
     @staticmethod
     def _set(tree: Tree, index: int, value: Decimal) -> None:
@@ -226,6 +249,7 @@ class NodeIndex:
     def add(self, slot: Any) -> None:
         """A node joins. Cost: O(F x T log N) for F families and T terms, plus
         O(F x T x B) when its block splits (once every ``load`` joins to it)."""
+        self._nowhere.clear()
         slot.key = self._key(slot)
         remaining = slot.remaining
         slot.floats = {key: float(value) for key, value in remaining.items()}
@@ -257,9 +281,11 @@ class NodeIndex:
         self._take(slot, *self._locate(slot))
 
     def cordoned(self, slot: Any) -> None:
-        """``slot.cordoned`` changed. Cost: O(F log N)."""
+        """``slot.cordoned`` changed. Cost: O(F x T log N) when it was
+        uncordoned (its block's bounds rise to its room), O(1) otherwise."""
         if not slot.cordoned:
-            self._raise(slot, self._locate(slot)[0], (OPEN,))
+            self._nowhere.clear()
+            self._raise(slot, self._locate(slot)[0], self._terms())
 
     def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
         """``slot.remaining`` changed; ``before`` holds the old values of the
@@ -270,6 +296,9 @@ class NodeIndex:
         floats = slot.floats
         for key in before:
             floats[key] = float(remaining[key])
+        if self._nowhere and not slot.cordoned and \
+                any(remaining[key] > old for key, old in before.items()):
+            self._nowhere.clear()  # something may fit now
         was_negative = slot.negative
         if any(value < ZERO for value in before.values()) or \
                 any(remaining[key] < ZERO for key in before):
@@ -307,6 +336,8 @@ class NodeIndex:
         return list(dict.fromkeys([*self._families[ALL], *self._mixes.values()]))
 
     def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
+        if slot.cordoned:
+            return  # bounds are over open nodes only (see _leaf)
         leaf = self._cap + block
         values: Dict[Any, Any] = {}
         for family, trees in self._families.items():
@@ -342,6 +373,19 @@ class NodeIndex:
                 self._lasts[block] = key
             self._refresh(slot, block, before, was_negative)
             return
+        if (block == 0 or self._lasts[block - 1] < key) and \
+                (block + 1 == len(self._keys) or key < self._keys[block + 1][0]):
+            # Still within its block's range: move it inside the block; its
+            # bounds need raising only where it gained room.
+            nodes = self._blocks[block]
+            del nodes[position], keys[position]
+            position = bisect_left(keys, key)
+            keys.insert(position, key)
+            nodes.insert(position, slot)
+            slot.key = key
+            self._lasts[block] = keys[-1]
+            self._refresh(slot, block, before, was_negative)
+            return
         carried = None
         if slot.negative == was_negative and \
                 all(slot.remaining[term] <= old for term, old in before.items()):
@@ -375,7 +419,7 @@ class NodeIndex:
         self._count(block, 1)
         if carried is None:
             self._raise(slot, block, self._terms())
-        else:
+        elif not slot.cordoned:
             self._raise(slot, block, [term for term in self._families[ALL]
                                       if type(term) is not tuple or term is OPEN])
             leaf = self._cap + block
@@ -444,12 +488,31 @@ class NodeIndex:
         recompute the internal levels from ``first`` on. The new blocks take
         the largest bound of the blocks they replace, an upper bound still.
 
-        Cost: O(T x (B - first)) for T trees and B blocks; O(T x N) when the
-        number of blocks outgrows or shrinks well below the trees, or for the
+        Cost: O(T x (B - first)) for T trees and B blocks; O(T x B) when the
+        number of blocks outgrows or shrinks well below the trees (the leaves
+        are laid out again in trees of the new size); O(T x N) for the
         ``families`` given (whose trees are computed afresh).
         """
         count = len(self._blocks)
         cap = self._cap
+        old_count = count - added + removed
+        rebuild_from = first
+        if families is None and (count > cap or (count <= cap // 4 and cap > 1)):
+            # Lay the same leaves out in trees of the new size (they still
+            # bound the same blocks), then shift them below as usual.
+            new_cap = 1
+            while new_cap < max(count, old_count):
+                new_cap *= 2
+            for trees in self._families.values():
+                for term, tree in trees.items():
+                    fresh = [NEG] * (2 * new_cap)
+                    fresh[new_cap:new_cap + old_count] = tree[cap:cap + old_count]
+                    trees[term] = fresh
+            counts = [0] * (2 * new_cap)
+            counts[new_cap:new_cap + old_count] = self._counts[cap:cap + old_count]
+            self._counts = counts
+            self._cap = cap = new_cap
+            rebuild_from = 0
         if count > cap or (count <= cap // 4 and cap > 1):
             cap = 1
             while cap < count:
@@ -470,7 +533,6 @@ class NodeIndex:
             self._counts = [0] * (2 * cap)
             first, removed, added = 0, count, count
         else:
-            old_count = count - added + removed
             for family, trees in self._families.items():
                 for term, tree in trees.items():
                     if removed:
@@ -480,13 +542,13 @@ class NodeIndex:
                     tree[cap + first:2 * cap] = (
                         [bound] * added + tree[cap + first + removed:cap + old_count]
                         + [NEG] * (cap - count))
-                    _rebuild(tree, cap, first, max)
+                    _rebuild(tree, cap, rebuild_from, max)
         counts = self._counts
         old_count = count - added + removed
         counts[cap + first:2 * cap] = (
             [len(nodes) for nodes in self._blocks[first:first + added]]
             + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
-        _rebuild(counts, cap, first, _add)
+        _rebuild(counts, cap, rebuild_from if families is None else 0, _add)
 
     # ------------------------------------------------------------ searching
 
@@ -497,12 +559,18 @@ class NodeIndex:
         ``groups``; ``None`` when there is none.
 
         Cost: O(T log N) for T pruning terms, plus O(L) per block whose
-        bounds pass without a node of it fitting (L nodes a block).
+        bounds pass without a node of it fitting (L nodes a block); O(R) for
+        a workload whose requirements and immunities were already proven to
+        fit nowhere since the last time an open node gained room (a drain or
+        a removal on a full cluster meets the same shapes again and again).
         """
         if not self._size:
             return None
         requirements = workload.requirements
         immunities = workload.immunities
+        shape = (frozenset(requirements.items()), immunities)
+        if shape in self._nowhere:
+            return None
         negative = self.negative
         clean = not negative or (negative.isdisjoint(requirements)
                                  and negative.isdisjoint(immunities))
@@ -525,6 +593,40 @@ class NodeIndex:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
+        plan = self._plans.get(shape)
+        if plan is None:
+            plan = self._plans[shape] = self._plan(requirements, checks)
+        term, floor, sieve = plan
+        if term is not None:
+            tree = trees.get(term)
+            if tree is None:
+                tree = self._mix(family, term)
+            terms.insert(0, (tree, floor, term))
+        skip_negative = clean and bool(negative)
+        if start:
+            block, position = self._at(start % self._size)
+        else:
+            block = position = 0
+        found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                           block, position, len(self._blocks), 0, sieve)
+        if found is None and (block or position):
+            found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                               0, 0, block, position, sieve)
+        if found is None and not groups:
+            if len(self._nowhere) >= MAX_NOWHERE:
+                self._nowhere.clear()
+            self._nowhere.add(shape)
+        return found
+
+    def _plan(self, requirements: Mapping[str, Decimal],
+              checks: List[Tuple[str, Decimal]]) -> Tuple[Any, float, Any]:
+        """What a shape's searches need beyond its requirements: its mixed
+        term (made now if there is room for one more) and the least scaled
+        requirement it must reach, and the sieve of :meth:`_scan`. Kept per
+        shape: mixed terms are never dropped, so the plan never changes."""
+        if len(self._plans) >= MAX_PLANS:
+            self._plans.clear()
+        term, floor = None, 0.0
         mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
                              if needed > ZERO))
         if len(mixed) > 1:
@@ -533,27 +635,20 @@ class NodeIndex:
                 term = self._mixes[mixed] = ("mixed", _Scales(
                     {key: 2.0 ** -bucket for key, bucket in mixed}))
             if term is not None:
-                tree = trees.get(term)
-                if tree is None:
-                    tree = self._mix(family, term)
                 least = min(float(requirements[key]) * scale for key, scale in term[1].items())
-                terms.insert(0, (tree, least - abs(least) * SLACK - SLACK, term))
-        skip_negative = clean and bool(negative)
-        if start:
-            block, position = self._at(start % self._size)
-        else:
-            block = position = 0
-        found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                           block, position, len(self._blocks), 0)
-        if found is None and (block or position):
-            found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                               0, 0, block, position)
-        return found
+                floor = least - abs(least) * SLACK - SLACK
+        sieve = None
+        for key, needed in checks:
+            if needed > ZERO:
+                sieve = (key, float(needed))
+                break
+        return term, floor, sieve
 
     def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
               checks: List[Tuple[str, Decimal]], groups: FrozenSet[str],
               skip_negative: bool, block: int, position: int,
-              end_block: int, end_position: int) -> Optional[Any]:
+              end_block: int, end_position: int,
+              sieve: Optional[Tuple[str, float]] = None) -> Optional[Any]:
         """Search from (block, position) up to, not including, (end_block,
         end_position). A block whose bounds pass but where no node fits has
         its bounds for these terms made exact."""
@@ -574,21 +669,33 @@ class NodeIndex:
                 nodes = blocks[index - cap]
                 stop = end_position if index == last else len(nodes)
                 begin = position if index == cap + block else 0
-                for at in range(begin, stop):
-                    slot = nodes[at]
-                    if slot.cordoned or (skip_negative and slot.negative):
-                        continue
-                    remaining = slot.remaining
-                    for key, needed in checks:
-                        if remaining.get(key, NEG) < needed:
+                # The first few nodes are tried as they are (RoundRobin
+                # usually takes the first); the rest are sieved first on the
+                # float copy of one positive requirement: floats round
+                # monotonically, so a node whose float falls short falls short
+                # exactly too. check_fit still decides.
+                head = begin + HEAD if sieve is not None else stop
+                for part in (nodes[begin:head], None):
+                    if part is None:
+                        if head >= stop:
                             break
-                    else:
-                        if groups:
-                            hosted = slot.groups
-                            if any(group in hosted for group in groups):
-                                continue
-                        if check_fit(remaining, workload) is None:
-                            return slot
+                        key, floor = sieve
+                        part = [slot for slot in nodes[head:stop]
+                                if slot.floats.get(key, -INF) >= floor]
+                    for slot in part:
+                        if slot.cordoned or (skip_negative and slot.negative):
+                            continue
+                        remaining = slot.remaining
+                        for key, needed in checks:
+                            if remaining.get(key, NEG) < needed:
+                                break
+                        else:
+                            if groups:
+                                hosted = slot.groups
+                                if any(group in hosted for group in groups):
+                                    continue
+                            if check_fit(remaining, workload) is None:
+                                return slot
                 if begin == 0 and stop == len(nodes):
                     self._tighten(nodes, family, terms, index)
             while index & 1:
@@ -667,6 +774,18 @@ def _bucket(quantity: Decimal) -> int:
     a mixed term, scaled to them."""
     magnitude = abs(float(quantity))
     return round(math.log(magnitude, 2)) if 0 < magnitude < INF else 0
+
+
+def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
+    """The nodes of ``nodes`` that are not cordoned and belong to ``family``
+    (:meth:`NodeIndex._member`, written out for speed)."""
+    if family is ALL:
+        return [slot for slot in nodes if not slot.cordoned]
+    if family is CLEAN:
+        return [slot for slot in nodes if not slot.cordoned and not slot.negative]
+    key = family[1]
+    return [slot for slot in nodes
+            if not slot.cordoned and not slot.negative and key in slot.remaining]
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:

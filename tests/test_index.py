@@ -147,3 +147,66 @@ def test_corner_cases_decide_like_the_reference():
             assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
             assert_same_state(fast, reference)
             check_index(fast)
+
+
+#: Few shapes, so that the same one fails again and again (and is remembered
+#: as fitting nowhere), with a shortcoming offset and an immunity among them.
+SHAPES = [
+    ({"cpu": 2, "mem": 1}, ()), ({"cpu": 1}, ()), ({"cpu": 3, "mem": 3}, ()),
+    ({"cpu": 1, "flies": -1}, ()), ({"cpu": 2}, ("spiders",)), ({"mem": 2}, ()),
+]
+SHAPE_NODES = [
+    {"name": "a", "resources": {"cpu": 3, "mem": 2}},
+    {"name": "b", "resources": {"cpu": 2, "mem": 4, "flies": -1}},
+    {"name": "c", "resources": {"cpu": 4, "mem": 1, "spiders": float("-inf")}},
+    {"name": "d", "resources": {"cpu": 1, "mem": 3}},
+]
+SHAPE_STEPS = st.lists(st.tuples(
+    st.sampled_from(["assign", "assign", "release", "add", "cordon", "uncordon",
+                     "drain", "remove"]),
+    st.lists(st.integers(0, len(SHAPES) - 1), min_size=1, max_size=6),
+    st.randoms(use_true_random=False)), min_size=1, max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(strategy=STRATEGIES, steps=SHAPE_STEPS, load=st.sampled_from([1, 2, 48]))
+def test_shapes_remembered_as_fitting_nowhere_are_forgotten_in_time(strategy, steps, load):
+    """A shape that fit nowhere is not searched again until an open node
+    gains room, joins or is uncordoned: the same decisions as the reference."""
+    rubric = {"cpu": 1, "mem": 0.5}
+    fast = make(strategy, SHAPE_NODES, rubric, True, load)
+    plain = make(strategy, SHAPE_NODES, rubric, False)
+    reference = Reference(strategy, SHAPE_NODES, rubric)
+    probes = [{"name": "probe", "requirements": requirements, "immunities": list(immunities)}
+              for requirements, immunities in SHAPES]
+    made = 0
+    for kind, shapes, rng in steps:
+        names = [m.name for m in reference.machines]
+        if kind == "assign":
+            argument = []
+            for shape in shapes:
+                requirements, immunities = SHAPES[shape]
+                argument.append({"name": f"w{made}", "requirements": requirements,
+                                 "immunities": list(immunities),
+                                 "aversion_groups": ["g"] if made % 3 == 0 else []})
+                made += 1
+        elif kind == "release":
+            placed = sorted(reference.assignments())
+            argument = rng.sample(placed, min(len(placed), len(shapes)))
+        elif kind == "add":
+            argument = [{"name": f"new{made}", "resources": {"cpu": shapes[0] + 1, "mem": 3}}]
+            made += 1
+        elif not names:
+            continue
+        elif kind == "remove":
+            argument = [rng.choice(names)]
+        else:
+            argument = rng.choice(names)
+        operation = (kind, argument)
+        expected = run_reference(operation, reference)
+        assert run(operation, fast) == expected, operation
+        assert run(operation, plain) == expected, operation
+        assert_same_state(fast, reference)
+        check_index(fast)
+        for probe in probes:  # every shape, right after every step
+            assert fast.explain(probe).choice == plain.explain(probe).choice, (operation, probe)
