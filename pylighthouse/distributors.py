@@ -18,7 +18,7 @@ import attr
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError)
 from .explain import Explanation
-from .fit import CORDONED, Reason, check_fit
+from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import DEFAULT_LOAD, NodeIndex
 from .model import Node, Workload, check_name
 from .quantities import EXACT, ZERO, from_json_quantity, to_json_quantity, to_number
@@ -246,11 +246,12 @@ class Distributor:
         slot = self._slot(node)
         loads = self._accept_workloads(workloads)
         for load in loads:
-            for key in load.requirements:
-                if key not in slot.remaining:
-                    raise InvalidInputError(
-                        f"workload {load.name!r}: requires {key!r}, which node "
-                        f"{slot.name!r} does not have")
+            # Over capacity is allowed here; a resource the node lacks is not.
+            reason = check_fit(slot.remaining, load)
+            if reason is not None and reason.kind == MISSING:
+                raise InvalidInputError(
+                    f"workload {load.name!r}: requires {reason.resource!r}, which node "
+                    f"{slot.name!r} does not have")
         with decimal.localcontext(EXACT):
             for load in loads:
                 self._put(load, slot)
@@ -346,14 +347,12 @@ class Distributor:
                     fitting.append(slot.name)
                 else:
                     reasons[slot.name] = reason
-            choice = self._choose(load)
-        return Explanation(
-            workload=load.name,
-            total=len(self._slots),
-            fits=tuple(name for name in fitting if name not in averse),
-            averse=tuple(name for name in fitting if name in averse),
-            reasons=reasons,
-            choice=None if choice is None else choice.name)
+        fits = tuple(name for name in fitting if name not in averse)
+        averse_fits = tuple(name for name in fitting if name in averse)
+        # The two aversion passes in the strategy's order, read off the scan.
+        choice = (fits or averse_fits or (None,))[0]
+        return Explanation(workload=load.name, total=len(self._slots), fits=fits,
+                           averse=averse_fits, reasons=reasons, choice=choice)
 
     def utilization(self) -> Dict[str, Dict[str, Dict[str, Dict[str, Any]]]]:
         """Return capacity, use and free room per resource, per node and overall.

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
-from reference import Reference, exact
+from reference import Load, Reference, exact
 from instances import RUBRICS, batches, clusters, operations
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
@@ -107,3 +107,19 @@ def test_restored_snapshot_decides_like_the_original(strategy, nodes, rubric, be
         operation, ours, _ = step_both(step, distributor, reference)
         assert run(operation, restored) == ours, operation
         assert restored.to_dict() == distributor.to_dict()
+
+
+@settings(max_examples=150, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(), rubric=RUBRICS, first=batches("w"),
+       probes=batches("p", max_size=4))
+def test_explain_names_the_node_the_reference_would_choose(strategy, nodes, rubric, first,
+                                                           probes):
+    distributor, reference = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    reference.assign(first)
+    for probe in probes:
+        expected = reference.choose(Load(probe))
+        explanation = distributor.explain(probe)
+        assert explanation.choice == (None if expected is None else expected.name)
+        assert set(explanation.fits + explanation.averse) | set(explanation.reasons) == \
+            {m.name for m in reference.machines}
