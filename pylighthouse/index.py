@@ -79,6 +79,7 @@ OPEN = ("open",)
 ALL = ("all",)
 #: Family: the nodes with no resource below zero.
 CLEAN = ("clean",)
+NO_GROUPS: FrozenSet[str] = frozenset()
 
 DEFAULT_LOAD = 48
 #: At most this many resource families (beyond ALL and CLEAN).
@@ -93,6 +94,9 @@ MAX_PLANS = 4096
 SLACK = 1e-9
 #: Nodes of a block tried one by one before the rest are sieved.
 HEAD = 4
+#: A search may resume from the last answer for its shape when at most this
+#: many changes to nodes came since (see :meth:`NodeIndex.first_fit`).
+RESUME = 64
 
 Tree = List[Any]
 
@@ -131,6 +135,15 @@ class NodeIndex:
         self._nowhere: set = set()
         #: Shape -> what its searches need (see _plan).
         self._plans: Dict[Any, Tuple[Any, float, Any]] = {}
+        #: (shape, groups) -> (serial, answer, the answer's key then) of the
+        #: last search from the start for it: every node before that key
+        #: failed it then, and still does unless it changed since.
+        self._answers: Dict[Any, Tuple[int, Any, Any]] = {}
+        #: Every change to a node counts one (its serial); the nodes changed
+        #: by the last ones, oldest first, the first with serial ``_log_start``.
+        self._serial = 0
+        self._log: List[Any] = []
+        self._log_start = 1
         self._size = 0
 
     def __len__(self) -> int:
@@ -213,6 +226,18 @@ class NodeIndex:
             counts[index] += delta
             index >>= 1
 
+    def touched(self, slot: Any) -> None:
+        """Note a change to ``slot`` that may change which workloads it takes
+        (room, cordon, aversion groups, joining or leaving). The index's own
+        changing methods note theirs; a caller notes the others (a workload
+        with no requirements but aversion groups). Cost: O(1) amortized."""
+        self._serial += 1
+        log = self._log
+        log.append(slot)
+        if len(log) > 2 * RESUME:
+            del log[:RESUME]
+            self._log_start += RESUME
+
     # ------------------------------------------------------------ locating
 
     def _locate(self, slot: Any) -> Tuple[int, int]:
@@ -250,6 +275,7 @@ class NodeIndex:
         """A node joins. Cost: O(F x T log N) for F families and T terms, plus
         O(F x T x B) when its block splits (once every ``load`` joins to it)."""
         self._nowhere.clear()
+        self.touched(slot)
         slot.key = self._key(slot)
         remaining = slot.remaining
         slot.floats = {key: float(value) for key, value in remaining.items()}
@@ -279,10 +305,13 @@ class NodeIndex:
         self._size -= 1
         self._present.subtract(slot.remaining.keys())
         self._take(slot, *self._locate(slot))
+        slot.key = None  # gone: no resumed search may take it
+        self.touched(slot)
 
     def cordoned(self, slot: Any) -> None:
         """``slot.cordoned`` changed. Cost: O(F x T log N) when it was
         uncordoned (its block's bounds rise to its room), O(1) otherwise."""
+        self.touched(slot)
         if not slot.cordoned:
             self._nowhere.clear()
             self._raise(slot, self._locate(slot)[0], self._terms())
@@ -292,6 +321,7 @@ class NodeIndex:
         resources that changed. Cost: O(R) when it lost room, O(F x T log N)
         when it gained some; for BinPack, plus a move to its new place, O(log N
         + load) and, for a block that splits or merges, O(F x T x B)."""
+        self.touched(slot)
         remaining = slot.remaining
         floats = slot.floats
         for key in before:
@@ -605,18 +635,83 @@ class NodeIndex:
         skip_negative = clean and bool(negative)
         if start:
             block, position = self._at(start % self._size)
-        else:
-            block = position = 0
-        found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                           block, position, len(self._blocks), 0, sieve)
-        if found is None and (block or position):
             found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                               0, 0, block, position, sieve)
+                               block, position, len(self._blocks), 0, sieve)
+            if found is None and (block or position):
+                found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                                   0, 0, block, position, sieve)
+        else:
+            found = self._resumed(workload, shape, groups, family, terms, checks,
+                                  skip_negative, sieve)
         if found is None and not groups:
             if len(self._nowhere) >= MAX_NOWHERE:
                 self._nowhere.clear()
             self._nowhere.add(shape)
         return found
+
+    def _resumed(self, workload: Workload, shape: Any, groups: FrozenSet[str], family: Any,
+                 terms: List[Tuple[Tree, Any, Any]], checks: List[Tuple[str, Decimal]],
+                 skip_negative: bool, sieve: Optional[Tuple[str, float]]) -> Optional[Any]:
+        """The first node from the start of the order that takes ``workload``
+        and hosts none of ``groups``, resuming the last such search for the
+        same shape and groups when few nodes changed since.
+
+        Nodes are ordered by key. The last search found that every node keyed
+        below its answer's key then failed; a node that has not changed since
+        still fails (whether a node takes a workload depends on the node's
+        room, cordon and groups and on the workload's shape and groups, and
+        its key changes only with its room). So the answer is the first of
+        the changed nodes now keyed below that key that takes the workload,
+        or else the first node from that key on. Replicas of one workload,
+        placed one after another, mostly resume where the last one landed.
+        A search with groups may also resume the last search for the shape
+        without groups: a node that fails a workload fails it with groups.
+        Cost: O(C) for C <= ``RESUME`` changed nodes, plus a search from the
+        old answer on; a full search otherwise.
+        """
+        memo = (shape, groups)
+        last = self._recent(memo)
+        if last is None and groups:
+            last = self._recent((shape, NO_GROUPS))
+        block = position = 0
+        if last is not None:
+            serial, _, bound = last
+            changed = [slot for slot in set(self._log[serial - self._log_start:])
+                       if slot.key is not None and (bound is None or slot.key < bound)]
+            changed.sort(key=_key_of)
+            found = None
+            for slot in changed:
+                if not slot.cordoned and check_fit(slot.remaining, workload) is None \
+                        and not (groups and any(group in slot.groups for group in groups)):
+                    found = slot
+                    break
+            if found is not None or bound is None:
+                self._remember(memo, found)
+                return found
+            block = bisect_left(self._lasts, bound)
+            if block == len(self._blocks):
+                self._remember(memo, None)
+                return None
+            position = bisect_left(self._keys[block], bound)
+        found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                           block, position, len(self._blocks), 0, sieve)
+        self._remember(memo, found)
+        return found
+
+    def _recent(self, memo: Any) -> Optional[Tuple[int, Any, Any]]:
+        """The last answer for ``memo`` if the log still holds every change
+        since, and they are few."""
+        last = self._answers.get(memo)
+        if last is not None and last[0] >= self._log_start \
+                and self._serial - last[0] <= RESUME:
+            return last
+        return None
+
+    def _remember(self, memo: Any, found: Optional[Any]) -> None:
+        answers = self._answers
+        if len(answers) >= MAX_PLANS:
+            answers.clear()
+        answers[memo] = (self._serial + 1, found, None if found is None else found.key)
 
     def _plan(self, requirements: Mapping[str, Decimal],
               checks: List[Tuple[str, Decimal]]) -> Tuple[Any, float, Any]:
@@ -786,6 +881,10 @@ def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
     key = family[1]
     return [slot for slot in nodes
             if not slot.cordoned and not slot.negative and key in slot.remaining]
+
+
+def _key_of(slot: Any) -> Any:
+    return slot.key
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:

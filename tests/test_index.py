@@ -210,3 +210,87 @@ def test_shapes_remembered_as_fitting_nowhere_are_forgotten_in_time(strategy, st
         check_index(fast)
         for probe in probes:  # every shape, right after every step
             assert fast.explain(probe).choice == plain.explain(probe).choice, (operation, probe)
+
+
+#: Replicas of a few shapes, some with aversion groups, some with none.
+REPLICA_STEPS = st.lists(st.tuples(
+    st.sampled_from(["assign", "assign", "assign", "release", "add", "cordon", "uncordon",
+                     "remove", "drain"]),
+    st.lists(st.tuples(st.integers(0, len(SHAPES) - 1),
+                       st.sampled_from([(), ("g",), ("h",), ("g", "h")])),
+             min_size=1, max_size=10),
+    st.randoms(use_true_random=False)), min_size=1, max_size=14)
+
+
+@settings(max_examples=120, deadline=None)
+@given(strategy=STRATEGIES, steps=REPLICA_STEPS, load=st.sampled_from([1, 2, 48]),
+       resume=st.sampled_from([1, 2, 3, 64]), one_by_one=st.booleans())
+def test_searches_resumed_from_the_last_answer_decide_like_the_reference(
+        strategy, steps, load, resume, one_by_one):
+    """Replicas placed one after another resume the last search for their
+    shape (and groups) when few nodes changed since; a tiny ``RESUME``
+    window also exercises the log running out. Placing, releasing, adding,
+    cordoning, draining and removing in between: the same decisions as
+    the plain scan and the reference."""
+    rubric = {"cpu": 1, "mem": -0.5}
+    nodes = SHAPE_NODES + [{"name": f"e{i}", "resources": {"cpu": 4, "mem": 4}}
+                           for i in range(4)]
+    with mock.patch("pylighthouse.index.RESUME", resume):
+        fast = make(strategy, nodes, rubric, True, load)
+        plain = make(strategy, nodes, rubric, False)
+        reference = Reference(strategy, nodes, rubric)
+        made = 0
+        for kind, shapes, rng in steps:
+            names = [m.name for m in reference.machines]
+            operations = []
+            if kind == "assign":
+                batch = []
+                for shape, groups in shapes:
+                    requirements, immunities = SHAPES[shape]
+                    batch.append({"name": f"w{made}", "requirements": requirements,
+                                  "immunities": list(immunities),
+                                  "aversion_groups": list(groups)})
+                    made += 1
+                operations = [("assign", [spec]) for spec in batch] if one_by_one \
+                    else [("assign", batch)]
+            elif kind == "release":
+                placed = sorted(reference.assignments())
+                operations = [("release", rng.sample(placed, min(len(placed), len(shapes))))]
+            elif kind == "add":
+                operations = [("add", [{"name": f"new{made}",
+                                        "resources": {"cpu": shapes[0][0] + 2, "mem": 3}}])]
+                made += 1
+            elif names:
+                operations = [(kind, [rng.choice(names)] if kind == "remove"
+                               else rng.choice(names))]
+            for operation in operations:
+                expected = run_reference(operation, reference)
+                assert run(operation, fast) == expected, operation
+                assert run(operation, plain) == expected, operation
+                assert_same_state(fast, reference)
+            check_index(fast)
+
+
+def test_replicas_resume_instead_of_searching_from_the_start():
+    """The resumed path is the one taken: of 60 replicas placed one by one
+    on a cluster whose front is full, most answers come from the last one
+    (checked against the plain scan), not from a search from the start."""
+    nodes = [{"name": f"full{i:02d}", "resources": {"cpu": 0.5, "mem": 1}} for i in range(40)]
+    nodes += [{"name": f"room{i:02d}", "resources": {"cpu": 8, "mem": 8}} for i in range(10)]
+    replicas = [{"name": f"r{i:02d}", "requirements": {"cpu": 1, "mem": 1}} for i in range(60)]
+    for strategy in ("Prioritized", "BinPack"):
+        fast = make(strategy, nodes, {"cpu": 1}, True, 4)
+        plain = make(strategy, nodes, {"cpu": 1}, False)
+        starts = []
+        scan = NodeIndex._scan
+
+        def counting(self, workload, family, terms, checks, groups, skip, block, *rest):
+            starts.append((block, rest[0]))
+            return scan(self, workload, family, terms, checks, groups, skip, block, *rest)
+
+        with mock.patch.object(NodeIndex, "_scan", counting):
+            for replica in replicas:
+                assert fast.attempt_assign_loads([replica]) == \
+                    plain.attempt_assign_loads([replica])
+        from_start = starts.count((0, 0))
+        assert from_start <= 10, (strategy, starts)
