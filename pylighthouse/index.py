@@ -144,6 +144,10 @@ class NodeIndex:
         self._serial = 0
         self._log: List[Any] = []
         self._log_start = 1
+        #: id(tree) -> (tree, first leaf): trees whose internal levels above
+        #: that leaf and after are out of date since a split or merge shifted
+        #: their leaves; brought up to date when a search needs them.
+        self._stale: Dict[int, Tuple[Tree, int]] = {}
         self._size = 0
 
     def __len__(self) -> int:
@@ -500,6 +504,18 @@ class NodeIndex:
         self._count(block, -1)
         # The bounds stay as they are: upper bounds still (see _refresh).
 
+    def _settle(self, trees: Optional[Iterable[Tree]] = None) -> None:
+        """Bring the internal levels of ``trees`` (of every tree, by
+        default) up to date. Cost: O(B) a tree that a split or merge left
+        out of date, O(1) otherwise."""
+        stale = self._stale
+        if trees is None:
+            trees = [tree for tree, _ in stale.values()]
+        for tree in trees:
+            entry = stale.pop(id(tree), None)
+            if entry is not None:
+                _rebuild(tree, self._cap, entry[1], max)
+
     def _mix(self, family: Any, term: Any) -> Tree:
         """Give ``family`` a tree for the mixed ``term``, every bound infinite
         at first: searches make the bounds of the blocks they scan in vain
@@ -533,6 +549,7 @@ class NodeIndex:
             new_cap = 1
             while new_cap < max(count, old_count):
                 new_cap *= 2
+            self._stale.clear()
             for trees in self._families.values():
                 for term, tree in trees.items():
                     fresh = [NEG] * (2 * new_cap)
@@ -550,6 +567,8 @@ class NodeIndex:
             self._cap = cap
             families = list(self._families)
         if families is not None:
+            if len(families) == len(self._families):
+                self._stale.clear()
             blocks = self._blocks
             for family in families:
                 trees = self._families[family]
@@ -563,6 +582,7 @@ class NodeIndex:
             self._counts = [0] * (2 * cap)
             first, removed, added = 0, count, count
         else:
+            stale = self._stale
             for family, trees in self._families.items():
                 for term, tree in trees.items():
                     if removed:
@@ -572,7 +592,13 @@ class NodeIndex:
                     tree[cap + first:2 * cap] = (
                         [bound] * added + tree[cap + first + removed:cap + old_count]
                         + [NEG] * (cap - count))
-                    _rebuild(tree, cap, rebuild_from, max)
+                    # The internal levels are recomputed when a search
+                    # needs this tree (most mixed terms' trees wait long);
+                    # _set stays correct meanwhile: every ancestor of an
+                    # out-of-date node is out of date too.
+                    marked = stale.get(id(tree))
+                    if marked is None or marked[1] > rebuild_from:
+                        stale[id(tree)] = (tree, rebuild_from)
         counts = self._counts
         old_count = count - added + removed
         counts[cap + first:2 * cap] = (
@@ -623,6 +649,8 @@ class NodeIndex:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
+        if self._stale:
+            self._settle([tree for tree, _, _ in terms])
         plan = self._plans.get(shape)
         if plan is None:
             plan = self._plans[shape] = self._plan(requirements, checks)
@@ -631,6 +659,8 @@ class NodeIndex:
             tree = trees.get(term)
             if tree is None:
                 tree = self._mix(family, term)
+            elif self._stale:
+                self._settle([tree])
             terms.insert(0, (tree, floor, term))
         skip_negative = clean and bool(negative)
         if start:

@@ -45,6 +45,7 @@ def check_index(distributor):
     counts that add up and bounds that bound every member."""
     index = distributor._index
     assert isinstance(index, NodeIndex)
+    index._settle()  # internal levels that splits and merges left out of date
     order = list(index)
     if distributor._rekeyed:
         key = distributor._rubric.sort_key
