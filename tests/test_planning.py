@@ -250,6 +250,18 @@ def test_the_order_given_is_kept_when_largest_first_is_no_better():
         assert list(plan.unplaceable) == ["gpu-job"]
 
 
+def test_largest_first_sorts_by_dominant_share_against_the_biggest_template():
+    templates = planning._accept_templates([
+        Node("a", {"cpu": 4, "mem": float("inf")}), Node("b", {"cpu": 8, "mem": 16, "gpu": 0})])
+    loads = [Workload("x", {"cpu": 2}),                # 2/8 of the biggest cpu
+             Workload("y", {"cpu": 1, "mem": 100}),    # mem is unlimited: 1/8
+             Workload("z", {"gpu": 1}),                # no template has gpu: 0
+             Workload("w", {"cpu": 2, "mem": 0}),      # ties with x, stays after it
+             Workload("v", {"cpu": 4, "disk": 9})]     # disk is no template's: 4/8
+    assert [load.name for load in planning._largest_first(loads, templates)] == [
+        "v", "x", "w", "y", "z"]
+
+
 def test_a_workload_that_fits_nowhere_changes_nothing():
     distributor = RoundRobinDistributor([Node("a", {"cpu": 2}), Node("b", {"cpu": 2})])
     distributor.attempt_assign_loads([Workload("first", {"cpu": 1})])
