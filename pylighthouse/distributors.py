@@ -99,6 +99,9 @@ class Distributor:
     _indexed: ClassVar[bool] = True
     #: Whether a node's place in the order depends on its remaining room.
     _rekeyed: ClassVar[bool] = False
+    #: Whether one call places its workloads the same whatever order they
+    #: are given in (BinPack sorts them itself; the planner relies on this).
+    _sorts_each_call: ClassVar[bool] = False
     #: Nodes per block of the index (tests make it small to exercise splits).
     _index_load: ClassVar[int] = DEFAULT_LOAD
     _strategies: ClassVar[Dict[str, Type["Distributor"]]] = {}
@@ -780,6 +783,7 @@ class BinPackDistributor(Distributor):
 
     strategy = "BinPack"
     _rekeyed = True
+    _sorts_each_call = True
 
     def __init__(self, rubric: Union[Rubric, Mapping[str, Any]],
                  nodes: Iterable[NodeLike] = ()):

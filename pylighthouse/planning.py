@@ -37,13 +37,20 @@ class ScaleUpPlan:
     """What :func:`plan_scale_up` advises: nodes to create and where the work goes.
 
     ``new_nodes`` are the nodes to create, in the order to add them;
+    ``order`` names every pending workload, in the order to submit them (the
+    order they were given, or largest first when that needs fewer nodes);
     ``assignments`` maps every pending workload that would be placed to its
-    node (an existing node or a new one), in the order the workloads were
-    given; ``unplaceable`` maps every other pending workload to the reason it
-    would stay pending; ``cost`` is the summed cost of the new nodes.
+    node (an existing node or a new one), in that order; ``unplaceable``
+    maps every other pending workload to the reason it would stay pending,
+    in that order too; ``cost`` is the summed cost of the new nodes.
+
+    Apply a plan with ``add_nodes(plan.new_nodes)`` then
+    ``attempt_assign_loads`` on the pending workloads arranged as
+    ``plan.order`` says; the placements are then exactly ``assignments``.
     """
 
     new_nodes: List[Node]
+    order: List[str]
     assignments: Dict[str, str]
     unplaceable: Dict[str, str]
     cost: Any
@@ -51,6 +58,7 @@ class ScaleUpPlan:
     def to_dict(self) -> Dict[str, Any]:
         """Return the plan as plain data (nodes as :meth:`Node.to_dict` gives them)."""
         return {"new_nodes": [node.to_dict() for node in self.new_nodes],
+                "order": list(self.order),
                 "assignments": dict(self.assignments),
                 "unplaceable": dict(self.unplaceable),
                 "cost": self.cost}
@@ -139,15 +147,27 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
 
     The plan places the pending workloads with the distributor's own
     strategy, existing nodes and new nodes together, exactly as
-    ``add_nodes(plan.new_nodes)`` followed by
-    ``attempt_assign_loads(pending)`` would. Among the sets of new nodes it
-    tries it keeps the one that leaves the fewest workloads pending, then
-    has the fewest nodes, then the lowest cost. A workload that no template
-    could host even when empty does not cause any node to be added: it is
-    listed in ``unplaceable`` with the fit rule's reason for every template.
-    ``max_new_nodes`` caps the number of new nodes; the workloads the cap
-    leaves out are listed in ``unplaceable`` too, with the one-line
-    explanation of the planned cluster. The distributor is not changed.
+    ``add_nodes(plan.new_nodes)`` followed by ``attempt_assign_loads`` of
+    the pending workloads in ``plan.order`` would. Among the sets of new
+    nodes it tries it keeps the one that leaves the fewest workloads
+    pending, then has the fewest nodes, then the lowest cost.
+
+    When the strategy places workloads in the order they come (Prioritized,
+    RoundRobin; not BinPack, which sorts them itself), the search runs
+    twice: on the order given and on the workloads largest first. The
+    better plan by the same ranking is kept; on a tie, the order given.
+    Largest first sorts by dominant share, descending, and keeps the given
+    order among equals. A workload's dominant share is the largest fraction
+    it needs of any resource, measured against the biggest capacity any
+    template has of it; resources whose biggest capacity is zero or
+    unlimited do not count.
+
+    A workload that no template could host even when empty does not cause
+    any node to be added: it is listed in ``unplaceable`` with the fit
+    rule's reason for every template. ``max_new_nodes`` caps the number of
+    new nodes; the workloads the cap leaves out are listed in
+    ``unplaceable`` too, with the one-line explanation of the planned
+    cluster. The distributor is not changed.
 
     Raises:
         InvalidInputError, InvalidTypeError: a workload, a template or
@@ -159,12 +179,18 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     and R resources. With one template the trials run from the lower bound
     up to the first count that places everything (usually one to three
     trials); with several, one trial per node added by the candidate plans
-    and per node the trimming pass tries to drop or cheapen.
+    and per node the trimming pass tries to drop or cheapen. Prioritized and
+    RoundRobin do all this for both orders (once if they agree), after an
+    O(W x R + W log W) sort.
     """
     shapes = _accept_templates(templates)
     limit = _accept_limit(max_new_nodes, "max_new_nodes")
-    search = _Search(distributor, Workload.from_list(pending), shapes)
-    mix = search.best(limit)
+    found = []
+    for order in _orders(distributor, Workload.from_list(pending), shapes):
+        search = _Search(distributor, order, shapes)
+        found.append((search, search.best(limit)))
+    # min keeps the first of equal ranks: on a tie, the caller's order.
+    search, mix = min(found, key=lambda pair: pair[0].rank(pair[1]))
     final, result = search.run(mix)
     assignments = {name: node for name, node in result.items() if node is not None}
     unplaceable = {}
@@ -177,8 +203,40 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
             unplaceable[load.name] = f"max_new_nodes={limit} reached; {final.explain(load)}"
         else:
             unplaceable[load.name] = str(final.explain(load))
-    return ScaleUpPlan(new_nodes=search.nodes(mix), assignments=assignments,
-                       unplaceable=unplaceable, cost=to_number(search.cost(mix)))
+    return ScaleUpPlan(new_nodes=search.nodes(mix), order=[load.name for load in search.loads],
+                       assignments=assignments, unplaceable=unplaceable,
+                       cost=to_number(search.cost(mix)))
+
+
+def _orders(distributor: Distributor, loads: List[Workload],
+            templates: List[_Template]) -> List[List[Workload]]:
+    """The submission orders worth a search: the caller's, then largest first
+    when the strategy does not sort each call itself and the two differ."""
+    if distributor._sorts_each_call:
+        return [loads]
+    largest = _largest_first(loads, templates)
+    same = [load.name for load in largest] == [load.name for load in loads]
+    return [loads] if same else [loads, largest]
+
+
+def _largest_first(loads: List[Workload], templates: List[_Template]) -> List[Workload]:
+    """``loads`` sorted by dominant share, descending; ties keep their order.
+
+    A workload's dominant share is its largest requirement as a fraction of
+    the biggest capacity any template has of that resource, over the
+    resources whose biggest capacity is positive and finite (0 if none).
+    """
+    largest: Dict[str, Decimal] = {}
+    for template in templates:
+        for key, capacity in template.shape.resources.items():
+            largest[key] = max(largest.get(key, capacity), capacity)
+    scale = {key: Fraction(capacity) for key, capacity in largest.items()
+             if ZERO < capacity < Decimal("Infinity")}
+
+    def share(load: Workload) -> Fraction:
+        return max((Fraction(needed) / scale[key] for key, needed in load.requirements.items()
+                    if key in scale), default=Fraction(0))
+    return sorted(loads, key=share, reverse=True)
 
 
 def lower_bound(distributor: Distributor, pending: Iterable[Any],

@@ -1,13 +1,16 @@
 """Tests of elastic planning: plan_scale_up and plan_scale_down."""
+from unittest import mock
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
 from planning_twin import fewest_new_nodes, one_node_at_a_time
-from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError,
-                          InvalidTypeError, Node, PrioritizedDistributor,
-                          RoundRobinDistributor, Workload, plan_scale_down, plan_scale_up)
+from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
+                          InvalidInputError, InvalidTypeError, Node, PrioritizedDistributor,
+                          RoundRobinDistributor, Workload, plan_scale_down, plan_scale_up,
+                          planning)
 from pylighthouse.planning import lower_bound
 
 RUBRIC = {"cpu": 1, "mem": 0.5}
@@ -52,6 +55,20 @@ TEMPLATES = st.lists(st.fixed_dictionaries({
     "name": st.sampled_from(["node", "worker"]),
     "resources": st.fixed_dictionaries({"cpu": st.integers(4, 8), "mem": st.integers(4, 8)}),
     "cost": st.integers(1, 3)}), min_size=1, max_size=2)
+
+
+def apply_scale_up(distributor, plan, pending):
+    """Add the planned nodes, then submit ``pending`` in the plan's order."""
+    by_name = {load["name"] if isinstance(load, dict) else load.name: load for load in pending}
+    assert sorted(plan.order) == sorted(by_name)
+    distributor.add_nodes(plan.new_nodes)
+    return distributor.attempt_assign_loads([by_name[name] for name in plan.order])
+
+
+def in_callers_order(distributor, pending, templates, **options):
+    """The plan the search finds when it may only submit in the order given."""
+    with mock.patch.object(planning, "_orders", lambda _, loads, __: [loads]):
+        return plan_scale_up(distributor, pending, templates, **options)
 
 
 def apply_scale_down(distributor, plan):
@@ -153,6 +170,7 @@ def test_scale_up_plan_reads_well_and_converts_to_plain_data():
                          "leave 1 workload pending:\n"
                          "  b: no template can host it (w: missing resource gpu)")
     assert plan.to_dict() == {"new_nodes": [{"name": "w-1", "resources": {"cpu": 8}}],
+                              "order": ["a", "b"],
                               "assignments": {"a": "w-1"},
                               "unplaceable": {"b": "no template can host it "
                                                    "(w: missing resource gpu)"},
@@ -201,6 +219,60 @@ def test_the_lower_bound_counts_demand_beyond_the_free_room():
     assert len(plan.new_nodes) == 4  # one workload of cpu 3 per node of cpu 4
 
 
+def test_round_robin_work_is_submitted_largest_first_when_that_saves_nodes():
+    # In the order given, RoundRobin puts one small job on each of the first
+    # three nodes, and each big job then needs an empty node of its own: six
+    # nodes. Big jobs first fill three nodes and the small ones share a fourth.
+    pending = ([Workload(f"small-{n}", {"cpu": 1}) for n in (1, 2, 3)]
+               + [Workload(f"big-{n}", {"cpu": 4}) for n in (1, 2, 3)])
+    template = Node("w", {"cpu": 4})
+    assert len(in_callers_order(RoundRobinDistributor(), pending, template).new_nodes) == 6
+    plan = plan_scale_up(RoundRobinDistributor(), pending, template)
+    assert len(plan.new_nodes) == 4
+    assert plan.order == ["big-1", "big-2", "big-3", "small-1", "small-2", "small-3"]
+    assert list(plan.assignments) == plan.order
+    assert plan.assignments["small-3"] == "w-4"
+    distributor = RoundRobinDistributor()
+    assert apply_scale_up(distributor, plan, pending) == plan.assignments
+    # Submitted as given instead, the same nodes leave two big jobs waiting.
+    fresh = RoundRobinDistributor(plan.new_nodes)
+    assert list(fresh.attempt_assign_loads(pending).values()).count(None) == 2
+
+
+def test_the_order_given_is_kept_when_largest_first_is_no_better():
+    pending = [Workload("small", {"cpu": 1}), Workload("big", {"cpu": 6}),
+               Workload("gpu-job", {"gpu": 1}), Workload("mid", {"cpu": 3})]
+    for distributor in (RoundRobinDistributor(), PrioritizedDistributor(),
+                        BinPackDistributor(RUBRIC)):
+        plan = plan_scale_up(distributor, pending, Node("w", {"cpu": 8}))
+        assert len(plan.new_nodes) == 2
+        assert plan.order == ["small", "big", "gpu-job", "mid"]
+        assert list(plan.unplaceable) == ["gpu-job"]
+
+
+def test_largest_first_sorts_by_dominant_share_against_the_biggest_template():
+    templates = planning._accept_templates([
+        Node("a", {"cpu": 4, "mem": float("inf")}), Node("b", {"cpu": 8, "mem": 16, "gpu": 0})])
+    loads = [Workload("x", {"cpu": 2}),                # 2/8 of the biggest cpu
+             Workload("y", {"cpu": 1, "mem": 100}),    # mem is unlimited: 1/8
+             Workload("z", {"gpu": 1}),                # no template has gpu: 0
+             Workload("w", {"cpu": 2, "mem": 0}),      # ties with x, stays after it
+             Workload("v", {"cpu": 4, "disk": 9})]     # disk is no template's: 4/8
+    assert [load.name for load in planning._largest_first(loads, templates)] == [
+        "v", "x", "w", "y", "z"]
+
+
+def test_a_workload_that_fits_nowhere_changes_nothing():
+    distributor = RoundRobinDistributor([Node("a", {"cpu": 2}), Node("b", {"cpu": 2})])
+    distributor.attempt_assign_loads([Workload("first", {"cpu": 1})])
+    before = distributor.to_dict()
+    assert distributor.cursor == 1
+    assert distributor.attempt_assign_loads([Workload("huge", {"cpu": 3}),
+                                             Workload("gpu", {"gpu": 1})]) == {
+        "huge": None, "gpu": None}
+    assert distributor.to_dict() == before
+
+
 # ---------------------------------------------------------- scale up, properties
 
 @settings(max_examples=200, deadline=None)
@@ -211,14 +283,45 @@ def test_applying_a_scale_up_plan_gives_exactly_its_assignments(
     plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
     assert distributor.to_dict() == before
     assert cap is None or len(plan.new_nodes) <= cap
-    distributor.add_nodes(plan.new_nodes)
-    result = distributor.attempt_assign_loads(pending)
+    result = apply_scale_up(distributor, plan, pending)
+    assert list(result) == plan.order
     assert {name: node for name, node in result.items() if node} == plan.assignments
     assert list(plan.assignments) == [name for name in result if name in plan.assignments]
     assert list(plan.unplaceable) == [name for name in result if name in plan.unplaceable]
     assert set(plan.unplaceable) == {name for name, node in result.items() if node is None}
     if not any("gpu" in load["requirements"] for load in pending) and cap is None:
         assert plan.unplaceable == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), loads("pending", 8, homeless=True), TEMPLATES, st.none() | st.integers(0, 3))
+def test_choosing_the_order_never_makes_a_plan_worse(distributor, pending, templates, cap):
+    before = distributor.to_dict()
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    given = in_callers_order(distributor, pending, templates, max_new_nodes=cap)
+    assert distributor.to_dict() == before
+    assert given.order == [load["name"] for load in pending]
+
+    def rank(chosen):
+        return len(chosen.unplaceable), len(chosen.new_nodes), chosen.cost
+    if plan.order == given.order:
+        assert plan == given
+    else:
+        assert distributor.strategy != "BinPack"
+        assert rank(plan) < rank(given)
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), loads("pending", 10, homeless=True), st.permutations(range(10)))
+def test_workloads_that_fit_nowhere_can_be_left_out_of_a_call(distributor, pending, shuffle):
+    """What the plans rely on when they list unplaceable work in ``order``."""
+    pending = [pending[n] for n in shuffle if n < len(pending)]
+    copy = Distributor.from_dict(distributor.to_dict())
+    result = distributor.attempt_assign_loads(pending)
+    placed = [load for load in pending if result[load["name"]] is not None]
+    assert copy.attempt_assign_loads(placed) == {
+        name: node for name, node in result.items() if node is not None}
+    assert copy.to_dict() == distributor.to_dict()
 
 
 @settings(max_examples=200, deadline=None)
