@@ -49,14 +49,19 @@ terms); a node that loses room changes nothing, and a search that scans a
 whole block in vain makes that block's bounds for its terms exact (O(L x T)
 for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
 ``load / 4`` or fewer, keeping the largest bound of the blocks they replace;
-the trees' leaves after them shift and the internal levels right of the
-change are recomputed (O(F x T x B), slices and ``map`` in C), which
-happens about once every ``load`` moves.
+the trees' leaves after them shift (O(F x T x B) pointer moves, one slice
+a tree, in C), which happens about once every ``load`` moves; the internal
+levels right of the change are recomputed (O(B) a tree, with ``map``) when
+a search next uses the tree.
 
 Per workload shape (requirements and immunities) the index keeps its search
 plan (mixed term, floor, sieve) and, while no open node gains room and none
 joins or is uncordoned, whether the shape was proven to fit nowhere: such a
-search then costs O(R).
+search then costs O(R). Per shape and aversion groups it also keeps the last
+answer of a search from the start of the order; while few nodes changed
+since, the next such search tries those nodes and resumes at the old answer
+(see :meth:`NodeIndex._resumed`). After a split or merge, trees' internal
+levels are recomputed lazily, when a search needs the tree.
 """
 import math
 from bisect import bisect_left
@@ -531,10 +536,11 @@ class NodeIndex:
         """``removed`` blocks from ``first`` on were replaced by ``added``
         blocks holding the same nodes, give or take the one that came or went
         (a split, a merge, a block emptied): shift the leaves after them and
-        recompute the internal levels from ``first`` on. The new blocks take
-        the largest bound of the blocks they replace, an upper bound still.
+        mark the internal levels from ``first`` on out of date (see
+        :meth:`_settle`). The new blocks take the largest bound of the blocks
+        they replace, an upper bound still.
 
-        Cost: O(T x (B - first)) for T trees and B blocks; O(T x B) when the
+        Cost: O(T x (B - first)) for T trees and B blocks, in slices; O(T x B) when the
         number of blocks outgrows or shrinks well below the trees (the leaves
         are laid out again in trees of the new size); O(T x N) for the
         ``families`` given (whose trees are computed afresh).
