@@ -584,11 +584,8 @@ class Distributor:
         before = {key: remaining[key] for key in workload.requirements}
         for key, needed in workload.requirements.items():
             remaining[key] -= needed
-        if self._index is not None:
-            if before:
-                self._index.changed(slot, before)
-            elif workload.aversion_groups:
-                self._index.touched(slot)
+        if self._index is not None and before:
+            self._index.changed(slot, before)
         slot.workloads[workload.name] = workload
         self._where[workload.name] = slot
         for group in workload.aversion_groups:
@@ -605,8 +602,8 @@ class Distributor:
         if self._index is not None:
             if before:
                 self._index.changed(slot, before)
-            elif workload.aversion_groups:
-                self._index.touched(slot)
+            if workload.aversion_groups:
+                self._index.touched(slot)  # it may take that group's workloads again
         for group in workload.aversion_groups:
             _decrement(slot.groups, group)
             nodes = self._group_nodes[group]

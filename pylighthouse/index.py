@@ -144,8 +144,9 @@ class NodeIndex:
         #: last search from the start for it: every node before that key
         #: failed it then, and still does unless it changed since.
         self._answers: Dict[Any, Tuple[int, Any, Any]] = {}
-        #: Every change to a node counts one (its serial); the nodes changed
-        #: by the last ones, oldest first, the first with serial ``_log_start``.
+        #: Every noted change (see :meth:`touched`) counts one (its serial);
+        #: the last ones as (node, old key or None), oldest first, the first
+        #: with serial ``_log_start``.
         self._serial = 0
         self._log: List[Any] = []
         self._log_start = 1
@@ -235,14 +236,18 @@ class NodeIndex:
             counts[index] += delta
             index >>= 1
 
-    def touched(self, slot: Any) -> None:
-        """Note a change to ``slot`` that may change which workloads it takes
-        (room, cordon, aversion groups, joining or leaving). The index's own
-        changing methods note theirs; a caller notes the others (a workload
-        with no requirements but aversion groups). Cost: O(1) amortized."""
+    def touched(self, slot: Any, old_key: Any = None) -> None:
+        """Note a change after which ``slot`` may take a workload it refused
+        before: it joined, gained room, was uncordoned or lost an aversion
+        group (``old_key`` None); or it moved in the order from ``old_key``
+        (BinPack, after a placement). A change that only makes a node refuse
+        more and keeps its place (a placement in Prioritized or RoundRobin,
+        a cordon, a removal) needs no note. The index's own changing methods
+        note theirs; a caller notes the others (releasing a workload with
+        aversion groups but no requirements). Cost: O(1) amortized."""
         self._serial += 1
         log = self._log
-        log.append(slot)
+        log.append((slot, old_key))
         if len(log) > 2 * RESUME:
             del log[:RESUME]
             self._log_start += RESUME
@@ -315,13 +320,12 @@ class NodeIndex:
         self._present.subtract(slot.remaining.keys())
         self._take(slot, *self._locate(slot))
         slot.key = None  # gone: no resumed search may take it
-        self.touched(slot)
 
     def cordoned(self, slot: Any) -> None:
         """``slot.cordoned`` changed. Cost: O(F x T log N) when it was
         uncordoned (its block's bounds rise to its room), O(1) otherwise."""
-        self.touched(slot)
         if not slot.cordoned:
+            self.touched(slot)
             self._nowhere.clear()
             self._raise(slot, self._locate(slot)[0], self._terms())
 
@@ -330,14 +334,16 @@ class NodeIndex:
         resources that changed. Cost: O(R) when it lost room, O(F x T log N)
         when it gained some; for BinPack, plus a move to its new place, O(log N
         + load) and, for a block that splits or merges, O(F x T x B)."""
-        self.touched(slot)
         remaining = slot.remaining
         floats = slot.floats
         for key in before:
             floats[key] = float(remaining[key])
-        if self._nowhere and not slot.cordoned and \
-                any(remaining[key] > old for key, old in before.items()):
-            self._nowhere.clear()  # something may fit now
+        if any(remaining[key] > old for key, old in before.items()):
+            self.touched(slot)
+            if not slot.cordoned:
+                self._nowhere.clear()  # something may fit now
+        elif self._rekey:
+            self.touched(slot, slot.key)
         was_negative = slot.negative
         if any(value < ZERO for value in before.values()) or \
                 any(remaining[key] < ZERO for key in before):
@@ -696,13 +702,15 @@ class NodeIndex:
         below its answer's key then failed; a node that has not changed since
         still fails (whether a node takes a workload depends on the node's
         room, cordon and groups and on the workload's shape and groups, and
-        its key changes only with its room). So the answer is the first of
-        the changed nodes now keyed below that key that takes the workload,
-        or else the first node from that key on. Replicas of one workload,
+        its key changes only with its room), and a node that only lost room
+        or gained groups fails it still. So the answer is the first of the
+        nodes now keyed below that key that gained room or came from at or
+        after it, if one takes the workload, or else the first node from that
+        key on. Replicas of one workload,
         placed one after another, mostly resume where the last one landed.
         A search with groups may also resume the last search for the shape
         without groups: a node that fails a workload fails it with groups.
-        Cost: O(C) for C <= ``RESUME`` changed nodes, plus a search from the
+        Cost: O(C) for C <= ``RESUME`` noted changes, plus a search from the
         old answer on; a full search otherwise.
         """
         memo = (shape, groups)
@@ -712,8 +720,12 @@ class NodeIndex:
         block = position = 0
         if last is not None:
             serial, _, bound = last
-            changed = [slot for slot in set(self._log[serial - self._log_start:])
-                       if slot.key is not None and (bound is None or slot.key < bound)]
+            # The nodes that may pass now: those keyed before the old answer
+            # that gained room (or joined, ...) or came from at or after it.
+            changed = list({slot for slot, old in self._log[serial - self._log_start:]
+                            if slot.key is not None and (
+                                old is None if bound is None else
+                                slot.key < bound and (old is None or not old < bound))})
             changed.sort(key=_key_of)
             found = None
             for slot in changed:

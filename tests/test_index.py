@@ -213,11 +213,13 @@ def test_shapes_remembered_as_fitting_nowhere_are_forgotten_in_time(strategy, st
             assert fast.explain(probe).choice == plain.explain(probe).choice, (operation, probe)
 
 
-#: Replicas of a few shapes, some with aversion groups, some with none.
+#: Replicas of a few shapes, some with aversion groups, some with none; the
+#: last shape needs no room, so only its groups change what a node takes.
+REPLICA_SHAPES = SHAPES + [({"cpu": 0}, ())]
 REPLICA_STEPS = st.lists(st.tuples(
     st.sampled_from(["assign", "assign", "assign", "release", "add", "cordon", "uncordon",
                      "remove", "drain"]),
-    st.lists(st.tuples(st.integers(0, len(SHAPES) - 1),
+    st.lists(st.tuples(st.integers(0, len(REPLICA_SHAPES) - 1),
                        st.sampled_from([(), ("g",), ("h",), ("g", "h")])),
              min_size=1, max_size=10),
     st.randoms(use_true_random=False)), min_size=1, max_size=14)
@@ -247,7 +249,7 @@ def test_searches_resumed_from_the_last_answer_decide_like_the_reference(
             if kind == "assign":
                 batch = []
                 for shape, groups in shapes:
-                    requirements, immunities = SHAPES[shape]
+                    requirements, immunities = REPLICA_SHAPES[shape]
                     batch.append({"name": f"w{made}", "requirements": requirements,
                                   "immunities": list(immunities),
                                   "aversion_groups": list(groups)})
@@ -295,3 +297,20 @@ def test_replicas_resume_instead_of_searching_from_the_start():
                     plain.attempt_assign_loads([replica])
         from_start = starts.count((0, 0))
         assert from_start <= 10, (strategy, starts)
+
+
+def test_a_release_that_frees_only_a_group_reopens_the_node_to_resumed_searches():
+    """A workload needing no room leaves its node with the same room but one
+    group fewer: the next search for its shape and group must see the node."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 1}} for i in range(4)]
+
+    def grouped(name):
+        return {"name": name, "requirements": {"cpu": 0}, "aversion_groups": ["g"]}
+
+    for strategy in ("Prioritized", "BinPack"):
+        fast = make(strategy, nodes, {"cpu": 1}, True, 2)
+        reference = Reference(strategy, nodes, {"cpu": 1})
+        for operation in [("assign", [grouped("z1")]), ("assign", [grouped("z2")]),
+                          ("release", ["z1"]), ("assign", [grouped("z3")])]:
+            assert run(operation, fast) == run_reference(operation, reference), operation
+        assert fast.assignments["z3"] == reference.assignments()["z3"] == "n0"
