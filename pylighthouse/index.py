@@ -385,15 +385,28 @@ class NodeIndex:
             return  # bounds are over open nodes only (see _leaf)
         leaf = self._cap + block
         values: Dict[Any, Any] = {}
+        floats = slot.floats
+        remaining = slot.remaining
+        member = self._member
         for family, trees in self._families.items():
-            if family is ALL or self._member(slot, family):
+            if family is ALL or member(slot, family):
                 for term in terms:
                     tree = trees.get(term)
                     if tree is None:
                         continue  # a mixed term this family has not needed yet
                     value = values.get(term)
                     if value is None:
-                        value = values[term] = self._value(slot, term)
+                        # self._value(slot, term), written out: this runs
+                        # for every term after every release.
+                        if type(term) is not tuple:
+                            value = remaining.get(term, NEG)
+                        elif term is OPEN:
+                            value = ZERO  # not cordoned
+                        else:
+                            value = term[1].least(floats)
+                            if -INF < value < INF:
+                                value += abs(value) * SLACK + SLACK
+                        values[term] = value
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
 
@@ -470,13 +483,17 @@ class NodeIndex:
             leaf = self._cap + block
             families = self._families
             values: Dict[Any, float] = {}
+            floats = slot.floats
             for family, term, bound in carried:
                 tree = families[family][term]
                 if bound > tree[leaf]:
                     # The old bound would do; the node's own value is tighter.
                     value = values.get(term)
                     if value is None:
-                        value = values[term] = _mixed(slot.floats, term[1])
+                        value = term[1].least(floats)  # _mixed, written out
+                        if -INF < value < INF:
+                            value += abs(value) * SLACK + SLACK
+                        values[term] = value
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
         if len(nodes) > 2 * self._load:
