@@ -405,7 +405,7 @@ class NodeIndex:
                         else:
                             value = term[1].least(floats)
                             if -INF < value < INF:
-                                value += abs(value) * SLACK + SLACK
+                                value = value + abs(value) * SLACK + SLACK  # as _upper
                         values[term] = value
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
@@ -492,7 +492,7 @@ class NodeIndex:
                     if value is None:
                         value = term[1].least(floats)  # _mixed, written out
                         if -INF < value < INF:
-                            value += abs(value) * SLACK + SLACK
+                            value = value + abs(value) * SLACK + SLACK  # as _upper
                         values[term] = value
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
