@@ -304,7 +304,11 @@ class NodeIndex:
         self._present.update(remaining.keys())
         self._insert(slot)
         for term in remaining:
+            # (Not for a resource seen below zero: the clean nodes having it
+            # would be the nodes where it is not, and a workload needing it
+            # searches every node anyway.)
             if term not in self._selected and len(self._selected) < MAX_FAMILIES \
+                    and term not in self.negative \
                     and 2 * self._load <= self._present[term] < self._size:
                 family = ("with", term)
                 self._selected[term] = family
@@ -678,8 +682,11 @@ class NodeIndex:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
-        if self._stale:
-            self._settle([tree for tree, _, _ in terms])
+        stale = self._stale
+        if stale:
+            for tree, _, _ in terms:
+                if id(tree) in stale:
+                    self._settle([tree])
         plan = self._plans.get(shape)
         if plan is None:
             plan = self._plans[shape] = self._plan(requirements, checks)
@@ -688,7 +695,7 @@ class NodeIndex:
             tree = trees.get(term)
             if tree is None:
                 tree = self._mix(family, term)
-            elif self._stale:
+            elif id(tree) in stale:
                 self._settle([tree])
             terms.insert(0, (tree, floor, term))
         skip_negative = clean and bool(negative)
