@@ -321,6 +321,9 @@ class Distributor:
             displaced = []
             for name in leaving:
                 slot = self._slots[name]
+                # Cordoned first, so that the room its workloads give back
+                # raises no bound of the index on the way out.
+                self._cordon(slot, True)
                 for workload_name in list(slot.workloads):
                     displaced.append(slot.workloads[workload_name])
                     self._unplace(workload_name)
