@@ -164,6 +164,22 @@ def table(rows: Sequence[Dict[str, Any]]) -> str:
                      for line in lines)
 
 
+def growth(rows: Sequence[Dict[str, Any]]) -> List[str]:
+    """Per strategy, the cost per workload at each larger size (not
+    over-subscribed) against the smallest such size: the growth target."""
+    lines = []
+    for strategy in STRATEGIES:
+        plain = sorted((row["nodes"], row) for row in rows
+                       if row["strategy"] == strategy and not row["size"].startswith("over:"))
+        if len(plain) < 2:
+            continue
+        base = plain[0][1]
+        ratios = ", ".join(f"{row['size']} {base['per_s'] / row['per_s']:.2f}x"
+                           for _, row in plain[1:])
+        lines.append(f"{strategy}: cost per workload against {base['size']}: {ratios}")
+    return lines
+
+
 def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
@@ -187,6 +203,8 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
                   file=sys.stderr, flush=True)
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores")
     print(table(rows))
+    for line in growth(rows):
+        print(line)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as handle:

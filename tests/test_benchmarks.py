@@ -36,3 +36,11 @@ def test_a_tiny_run_reports_every_figure_and_identical_decisions(capsys):
                        "drain_workloads_per_s", "remove_workloads_per_s", "ratio"):
             assert row[figure] >= 0
     assert "BinPack" in capsys.readouterr().out
+
+
+def test_growth_compares_each_strategy_with_its_smallest_plain_size():
+    rows = [{"strategy": "BinPack", "size": "10x100", "nodes": 10, "per_s": 300.0},
+            {"strategy": "BinPack", "size": "100x1000", "nodes": 100, "per_s": 200.0},
+            {"strategy": "BinPack", "size": "over:100x1000", "nodes": 50, "per_s": 50.0},
+            {"strategy": "RoundRobin", "size": "10x100", "nodes": 10, "per_s": 100.0}]
+    assert run.growth(rows) == ["BinPack: cost per workload against 10x100: 100x1000 1.50x"]
