@@ -730,10 +730,10 @@ class NodeIndex:
         or gained groups fails it still. So the answer is the first of the
         nodes now keyed below that key that gained room or came from at or
         after it, if one takes the workload, or else the first node from that
-        key on. Replicas of one workload,
-        placed one after another, mostly resume where the last one landed.
-        A search with groups may also resume the last search for the shape
-        without groups: a node that fails a workload fails it with groups.
+        key on. Replicas of one workload, placed one after another, mostly
+        resume where the last one landed. A search with groups may also
+        resume the last search for the shape without groups: a node that
+        fails a workload fails it with groups.
         Cost: O(C) for C <= ``RESUME`` noted changes, plus a search from the
         old answer on; a full search otherwise.
         """
