@@ -1,6 +1,7 @@
 """The benchmark suite still runs: its generator and a tiny run (no timings asserted)."""
 import os
 import sys
+import time
 
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "benchmarks")
@@ -44,3 +45,22 @@ def test_growth_compares_each_strategy_with_its_smallest_plain_size():
             {"strategy": "BinPack", "size": "over:100x1000", "nodes": 50, "per_s": 50.0},
             {"strategy": "RoundRobin", "size": "10x100", "nodes": 10, "per_s": 100.0}]
     assert run.growth(rows) == ["BinPack: cost per workload against 10x100: 100x1000 1.50x"]
+
+
+def test_growth_is_measured_against_the_thousand_node_size_when_there_is_one():
+    rows = [{"strategy": "Prioritized", "size": f"{n}x{10 * n}", "nodes": n, "per_s": s}
+            for n, s in ((200, 500.0), (1000, 400.0), (10000, 250.0))]
+    assert run.growth(rows) == [
+        "Prioritized: cost per workload against 1000x10000: 10000x100000 1.60x"]
+
+
+def test_a_reference_run_past_its_budget_is_stopped_and_reported_as_bounds(capsys):
+    assert run.bounded(0.05, time.sleep, 5) == (0.05, None)
+    seconds, value = run.bounded(None, sorted, [2, 1])
+    assert value == [1, 2] and seconds >= 0
+    rows = run.main(["--sizes", "40x300", "--repeat", "1", "--strategies", "BinPack",
+                     "--no-memory", "--reference-seconds", "0.001"])
+    assert rows[0]["reference_stopped"] is True and "identical" not in rows[0]
+    assert rows[0]["ratio"] == 0.001 / rows[0]["seconds"]
+    out = capsys.readouterr().out
+    assert ">" in out and "<" in out
