@@ -5,6 +5,7 @@ Run from the repository root::
     python benchmarks/run.py            # the full suite (several minutes)
     python benchmarks/run.py --quick    # a smoke run (well under a minute)
     python benchmarks/run.py --sizes 1000x10000 5000x50000 --repeat 5
+    python benchmarks/run.py --growth 1000x10000 10000x100000
 
 Figures per strategy and size: workloads placed per second end to end (from
 the dicts to the result, validation included; median of ``--repeat`` runs),
@@ -218,6 +219,26 @@ def growth(rows: Sequence[Dict[str, Any]], base_nodes: int = 1000) -> List[str]:
     return lines
 
 
+def interleaved_growth(strategies: Sequence[str], repeat: int, small: str,
+                       large: str) -> List[str]:
+    """The growth target measured fairly on a noisy machine: runs at the
+    small and the large size alternate, so that a change in the machine's
+    speed meets both; the ratio of the median costs per workload."""
+    problems_ = [problems.problem(size["nodes"], size["workloads"], size["over"])
+                 for size in (parse_size(small), parse_size(large))]
+    lines = []
+    for strategy in strategies:
+        costs: List[List[float]] = [[], []]
+        for _ in range(repeat):
+            for (nodes, workloads), cost in zip(problems_, costs):
+                seconds, _ = timed(place, strategy, nodes, workloads)
+                cost.append(seconds / len(workloads) * 1e6)
+        first, second = (statistics.median(cost) for cost in costs)
+        lines.append(f"{strategy}: {first:.1f} us a workload at {small}, {second:.1f} at "
+                     f"{large}: {second / first:.2f}x (medians of {repeat}, alternating)")
+    return lines
+
+
 def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
@@ -230,7 +251,14 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--reference-seconds", type=float,
                         help="stop a reference run after this long and report bounds")
     parser.add_argument("--json", help="also write the rows to this JSON file")
+    parser.add_argument("--growth", nargs=2, metavar=("SMALL", "LARGE"),
+                        help="only measure the growth from SMALL to LARGE (e.g. 1000x10000 "
+                             "10000x100000), alternating runs of the two sizes")
     args = parser.parse_args(argv)
+    if args.growth:
+        lines = interleaved_growth(args.strategies, args.repeat or 5, *args.growth)
+        print("\n".join(lines))
+        return []
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     repeat = args.repeat or (1 if args.quick else 3)
     rows = []

@@ -64,3 +64,12 @@ def test_a_reference_run_past_its_budget_is_stopped_and_reported_as_bounds(capsy
     assert rows[0]["ratio"] == 0.001 / rows[0]["seconds"]
     out = capsys.readouterr().out
     assert ">" in out and "<" in out
+
+
+def test_growth_alternates_two_sizes_and_reports_each_strategy(capsys):
+    assert run.main(["--growth", "20x100", "60x300", "--repeat", "2",
+                     "--strategies", "RoundRobin", "BinPack"]) == []
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["RoundRobin", "BinPack"]
+    assert all("at 20x100" in line and "at 60x300" in line and "medians of 2" in line
+               for line in lines)
