@@ -174,14 +174,6 @@ class NodeIndex:
             return False
         return family is CLEAN or family[1] in slot.remaining
 
-    @staticmethod
-    def _value(slot: Any, term: Any) -> Any:
-        if term is OPEN:
-            return NEG if slot.cordoned else ZERO
-        if type(term) is tuple:
-            return _mixed(slot.floats, term[1])
-        return slot.remaining.get(term, NEG)
-
     def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
         """The exact bound of ``term`` over the family's open (not cordoned)
         nodes in ``block``: a search never takes a cordoned node, so those
@@ -400,8 +392,10 @@ class NodeIndex:
                         continue  # a mixed term this family has not needed yet
                     value = values.get(term)
                     if value is None:
-                        # self._value(slot, term), written out: this runs
-                        # for every term after every release.
+                        # The node's value for the term, written out: this
+                        # runs for every term after every release. A mixed
+                        # term's value is the least scaled quantity, raised
+                        # past float rounding as _upper does.
                         if type(term) is not tuple:
                             value = remaining.get(term, NEG)
                         elif term is OPEN:
@@ -494,7 +488,7 @@ class NodeIndex:
                     # The old bound would do; the node's own value is tighter.
                     value = values.get(term)
                     if value is None:
-                        value = term[1].least(floats)  # _mixed, written out
+                        value = term[1].least(floats)  # as in _raise
                         if -INF < value < INF:
                             value = value + abs(value) * SLACK + SLACK  # as _upper
                         values[term] = value
@@ -913,19 +907,6 @@ def _least_of(items: Tuple[Tuple[str, float], ...]) -> Callable[[Mapping[str, fl
         def least(floats: Mapping[str, float]) -> float:
             return min([floats.get(key, INF) * scale for key, scale in items])
     return least
-
-
-def _mixed(floats: Mapping[str, float], scales: _Scales) -> float:
-    """A node's value for a mixed term: the least of its scaled remaining
-    quantities over the term's resources (a missing one does not count), as
-    an upper bound despite float rounding.
-
-    A workload requiring all of them fits only where each remaining
-    quantity reaches its requirement, so only where this value reaches the
-    least scaled requirement: one term prunes runs of nodes where each
-    resource has room on some node but no node has room for all.
-    """
-    return _upper(scales.least(floats))
 
 
 def _upper(value: Any) -> Any:
