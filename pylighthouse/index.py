@@ -393,17 +393,13 @@ class NodeIndex:
                     value = values.get(term)
                     if value is None:
                         # The node's value for the term, written out: this
-                        # runs for every term after every release. A mixed
-                        # term's value is the least scaled quantity, raised
-                        # past float rounding as _upper does.
+                        # runs for every term after every release.
                         if type(term) is not tuple:
                             value = remaining.get(term, NEG)
                         elif term is OPEN:
                             value = ZERO  # not cordoned
                         else:
-                            value = term[1].least(floats)
-                            if -INF < value < INF:
-                                value = value + abs(value) * SLACK + SLACK  # as _upper
+                            value = term[1].bound(floats)
                         values[term] = value
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
@@ -488,10 +484,7 @@ class NodeIndex:
                     # The old bound would do; the node's own value is tighter.
                     value = values.get(term)
                     if value is None:
-                        value = term[1].least(floats)  # as in _raise
-                        if -INF < value < INF:
-                            value = value + abs(value) * SLACK + SLACK  # as _upper
-                        values[term] = value
+                        value = values[term] = term[1].bound(floats)
                     if value > tree[leaf]:
                         self._set(tree, leaf, value)
         if len(nodes) > 2 * self._load:
@@ -886,6 +879,14 @@ class _Scales(dict):
 
     def __eq__(self, other: object) -> bool:
         return self is other
+
+    def bound(self, floats: Mapping[str, float]) -> float:
+        """A node's value for the mixed term: the least of its scaled
+        remaining quantities (one it lacks not counting), raised past float
+        rounding (see :func:`_upper`), so an upper bound still. A workload
+        needing all these resources fits only where this reaches the least of
+        its own scaled requirements."""
+        return _upper(self.least(floats))
 
 
 def _least_of(items: Tuple[Tuple[str, float], ...]) -> Callable[[Mapping[str, float]], float]:

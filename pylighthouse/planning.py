@@ -226,12 +226,7 @@ def _largest_first(loads: List[Workload], templates: List[_Template]) -> List[Wo
     the biggest capacity any template has of that resource, over the
     resources whose biggest capacity is positive and finite (0 if none).
     """
-    largest: Dict[str, Decimal] = {}
-    for template in templates:
-        for key, capacity in template.shape.resources.items():
-            largest[key] = max(largest.get(key, capacity), capacity)
-    scale = {key: Fraction(capacity) for key, capacity in largest.items()
-             if ZERO < capacity < Decimal("Infinity")}
+    scale = {key: Fraction(capacity) for key, capacity in _largest_capacities(templates).items()}
 
     def share(load: Workload) -> Fraction:
         return max((Fraction(needed) / scale[key] for key, needed in load.requirements.items()
@@ -424,10 +419,7 @@ class _Search:
 
     def bound(self, indexes: Iterable[int]) -> int:
         """The per-resource lower bound on new nodes of the templates ``indexes``."""
-        largest: Dict[str, Decimal] = {}
-        for index in indexes:
-            for key, capacity in self.templates[index].shape.resources.items():
-                largest[key] = max(largest.get(key, ZERO), capacity)
+        largest = _largest_capacities(self.templates[index] for index in indexes)
         demand: Dict[str, Fraction] = {}
         for load in self.loads:
             if load.name in self.homeless:
@@ -438,10 +430,22 @@ class _Search:
         nodes = 0
         for key, needed in demand.items():
             room = self.free.get(key, Fraction(0))
-            capacity = largest.get(key, ZERO)
-            if room != math.inf and needed > room and ZERO < capacity < Decimal("Infinity"):
+            capacity = largest.get(key)
+            if capacity is not None and room != math.inf and needed > room:
                 nodes = max(nodes, math.ceil((needed - room) / Fraction(capacity)))
         return nodes
+
+
+def _largest_capacities(templates: Iterable[_Template]) -> Dict[str, Decimal]:
+    """Per resource, the largest capacity any of ``templates`` offers, for
+    the resources where that is positive and finite (the others cannot
+    measure demand)."""
+    largest: Dict[str, Decimal] = {}
+    for template in templates:
+        for key, capacity in template.shape.resources.items():
+            largest[key] = max(largest.get(key, capacity), capacity)
+    return {key: capacity for key, capacity in largest.items()
+            if ZERO < capacity < Decimal("Infinity")}
 
 
 def _free_room(states: List[NodeState]) -> Dict[str, Any]:
