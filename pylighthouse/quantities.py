@@ -191,16 +191,29 @@ def to_quantities(value: Any, where: str, field: str,
 
     Cost: O(len(value)).
     """
-    label = f"{where}: {field}" if where else field
-    if not isinstance(value, MappingABC):
-        raise InvalidTypeError(
-            f"{label} must be a mapping of name to number, got {type(value).__name__}")
+    if type(value) is not dict and not isinstance(value, MappingABC):
+        raise InvalidTypeError(f"{_field_label(where, field)} must be a mapping "
+                               f"of name to number, got {type(value).__name__}")
     checked: Dict[str, Decimal] = {}
     for key, quantity in value.items():
-        if not (type(key) is str or isinstance(key, str)) or not key:
-            raise InvalidInputError(f"{label} keys must be non-empty strings, got {key!r}")
-        known = known_quantity(quantity)
+        if type(key) is not str or not key:
+            _check_key(key, where, field)
+        # known_quantity, inlined: most quantities are plain numbers seen before.
+        known = _MADE.get((type(quantity), quantity))
         if known is None or (finite and known.is_infinite()):
-            known = to_quantity(quantity, f"{label}[{key!r}]", finite)
+            known = to_quantity(quantity, f"{_field_label(where, field)}[{key!r}]", finite)
         checked[key] = known
     return MappingProxyType(checked)
+
+
+def _field_label(where: str, field: str) -> str:
+    """``field`` of the item ``where`` for :func:`to_quantities`' messages;
+    built only when one is needed."""
+    return f"{where}: {field}" if where else field
+
+
+def _check_key(key: Any, where: str, field: str) -> None:
+    """Raise unless ``key`` is a non-empty string (a subclass of str is kept)."""
+    if not isinstance(key, str) or not key:
+        raise InvalidInputError(
+            f"{_field_label(where, field)} keys must be non-empty strings, got {key!r}")

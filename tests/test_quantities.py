@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pylighthouse import InvalidInputError, InvalidTypeError
 from pylighthouse.quantities import (from_json_quantity, to_json_quantity, to_number,
-                                     to_quantity)
+                                     to_quantities, to_quantity)
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -29,6 +29,31 @@ def test_to_quantity_refuses_what_is_not_a_real_number():
         to_quantity(float("nan"), "here")
     with pytest.raises(InvalidInputError, match="must be finite"):
         to_quantity(inf, "here", finite=True)
+
+
+def test_to_quantities_checks_each_item_in_order_and_names_the_first_bad_one():
+    class Name(str):
+        pass
+
+    read = to_quantities({Name("cpu"): Decimal("1.50"), "mem": 4, "fast": 0.5},
+                         "node 'n'", "resources", False)
+    assert [(type(key), key) for key in read] == \
+        [(Name, "cpu"), (str, "mem"), (str, "fast")]
+    assert str(read[Name("cpu")]) == "1.50" and str(read["fast"]) == "0.5"
+    to_quantity(inf, "x")  # an infinity already made still counts as one
+    with pytest.raises(InvalidInputError, match=r"^item: map\['a'\]: must be finite"):
+        to_quantities({"a": inf}, "item", "map", True)
+    assert to_quantities({"a": inf}, "item", "map", False)["a"] == Decimal("Infinity")
+    with pytest.raises(InvalidInputError, match="^map keys must be non-empty strings, got 5$"):
+        to_quantities({"a": 1, 5: "x", "b": "y"}, "", "map", False)
+    with pytest.raises(InvalidInputError, match="^item: map keys must be non-empty strings, "
+                       "got ''$"):
+        to_quantities({"a": 1, "": 2}, "item", "map", False)
+    with pytest.raises(InvalidTypeError, match=r"^map\['b'\]: expected a number, got str 'y'$"):
+        to_quantities({"a": 1, "b": "y", 5: 1}, "", "map", False)
+    with pytest.raises(InvalidTypeError, match="^item: map must be a mapping of name to "
+                       "number, got list$"):
+        to_quantities([("a", 1)], "item", "map", False)
 
 
 def test_to_number_gives_the_plainest_exact_form():
