@@ -33,13 +33,18 @@ _EMPTY: FrozenSet[str] = frozenset()
 
 def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
     if type(value) in _COLLECTIONS:
+        if not value:
+            return _EMPTY
         try:
             names = frozenset(value)
         except TypeError:  # an unhashable item: the check below names it
             pass
         else:
-            if all(type(name) is str and name for name in names):
-                return names or _EMPTY
+            for name in names:
+                if type(name) is not str or not name:
+                    break  # the check below names it
+            else:
+                return names
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
@@ -62,14 +67,15 @@ def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[st
     if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(
             f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
-    if data.keys() <= _ALLOWED.setdefault(allowed, frozenset(allowed)):
-        unknown = []
-    else:
+    known = _ALLOWED.get(allowed)
+    if known is None:
+        known = _ALLOWED[allowed] = frozenset(allowed)
+    if not data.keys() <= known:  # "id" is allowed too, but rare
         unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
-    if unknown:
-        raise InvalidInputError(
-            f"{where}: unknown field {unknown[0]!r} "
-            f"(a {kind} has: {', '.join(allowed)})")
+        if unknown:
+            raise InvalidInputError(
+                f"{where}: unknown field {unknown[0]!r} "
+                f"(a {kind} has: {', '.join(allowed)})")
     fields = dict(data)
     if "id" in fields:
         identifier = fields.pop("id")

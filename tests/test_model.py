@@ -54,6 +54,19 @@ def test_workload_accepts_lists_tuples_sets_and_the_service_spellings():
     assert a.aversion_groups == frozenset({"io"})
 
 
+def test_empty_and_repeated_names_and_an_id_with_an_unknown_field():
+    for empty in ((), [], set(), frozenset()):
+        workload = Workload("w", {}, empty, empty)
+        assert workload.immunities == frozenset() == workload.aversion_groups
+    assert Workload("w", {}, ["a", "a"]).immunities == frozenset({"a"})
+    with pytest.raises(InvalidInputError, match="^workload 'w': immunities must hold "
+                       "non-empty strings, got ''$"):
+        Workload("w", {}, ("a", ""))
+    with pytest.raises(InvalidInputError, match="^workloads\\[0\\]: unknown field 'colour'"):
+        Workload.from_list([{"id": "w", "colour": "red"}])
+    assert Workload.from_list([{"id": "w"}]) == [Workload("w")]
+
+
 def test_round_trips_through_plain_dicts():
     node = Node("n", {"cpu": 0.5, "ward": -inf, "big": inf, "tag": 0})
     assert node.to_dict() == {"name": "n",
