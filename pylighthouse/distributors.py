@@ -670,6 +670,11 @@ class Distributor:
 
     def _accept_workloads(self, workloads: Iterable[WorkloadLike]) -> List[Workload]:
         accepted = Workload.from_list(workloads)
+        names = [workload.name for workload in accepted]
+        unique = set(names)
+        if len(unique) == len(names) and self._where.keys().isdisjoint(unique):
+            return accepted
+        # Some name is taken or repeats: find the first, in order.
         seen = set()
         for workload in accepted:
             if workload.name in self._where:

@@ -142,6 +142,16 @@ def test_binpack_orders_workloads_by_score_then_name_and_nodes_by_room_then_name
         {"small": "a", "y-big": "b", "x-big": "a"}
 
 
+def test_the_first_name_taken_or_repeated_is_the_one_refused():
+    distributor = PrioritizedDistributor.from_list(TOUR_NODES)
+    distributor.attempt_assign_loads(TOUR_LOADS[:1])
+    with pytest.raises(DuplicateNameError, match="^workload 'x': name given twice$"):
+        distributor.attempt_assign_loads([{"name": "x"}, {"name": "x"}, TOUR_LOADS[0]])
+    with pytest.raises(DuplicateNameError, match="^workload 'req-1': already placed on "
+                       "node 'node-1'$"):
+        distributor.attempt_assign_loads([{"name": "x"}, TOUR_LOADS[0], {"name": "x"}])
+
+
 def test_binpack_needs_a_valid_rubric():
     with pytest.raises(InvalidTypeError, match=r"rubric\['cpu'\]: expected a number"):
         BinPackDistributor.from_list({"cpu": "heavy"}, [])
