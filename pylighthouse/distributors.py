@@ -8,6 +8,7 @@ tried and the order in which one call's workloads are placed; whether a
 workload fits is always decided by :func:`pylighthouse.fit.check_fit`.
 """
 import decimal
+import operator
 from collections import Counter
 from decimal import Decimal
 from typing import (Any, ClassVar, Dict, Iterable, List, Mapping,
@@ -28,6 +29,8 @@ __all__ = ["Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
            "BinPackDistributor", "NodeState"]
 
 SNAPSHOT_FORMAT = 1
+
+_NAME = operator.attrgetter("name")
 
 WorkloadLike = Union[Workload, Mapping[str, Any]]
 NodeLike = Union[Node, Mapping[str, Any]]
@@ -817,8 +820,21 @@ class BinPackDistributor(Distributor):
         return self._rubric.sort_key(slot.remaining, slot.name)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
+        # Biggest score first, ties by name. Workloads come in a few flavours:
+        # each distinct set of the rubric's quantities is scored once, and the
+        # workloads are grouped by score, so that only names are sorted.
         score = self._rubric.score
-        return sorted(workloads, key=lambda load: (-score(load.requirements), load.name))
+        resources = tuple(self._rubric.weights)
+        scores: Dict[Tuple[Optional[Decimal], ...], Decimal] = {}
+        groups: Dict[Decimal, List[Workload]] = {}
+        for load in workloads:
+            quantities = tuple(map(load.requirements.get, resources))
+            size = scores.get(quantities)
+            if size is None:
+                size = scores[quantities] = score(load.requirements)
+            groups.setdefault(size, []).append(load)
+        return [load for size in sorted(groups, reverse=True)
+                for load in sorted(groups[size], key=_NAME)]
 
     def _settings(self) -> Dict[str, Any]:
         return {"rubric": {key: to_json_quantity(weight)

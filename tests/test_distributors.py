@@ -142,6 +142,20 @@ def test_binpack_orders_workloads_by_score_then_name_and_nodes_by_room_then_name
         {"small": "a", "y-big": "b", "x-big": "a"}
 
 
+def test_binpack_ties_equal_scores_by_name_whatever_their_spelling():
+    distributor = BinPackDistributor.from_list({"cpu": 1, "mem": 0.5}, [
+        {"name": f"n{i}", "resources": {"cpu": 1, "mem": 2}} for i in range(4)])
+    # 1 cpu, 1.0 cpu and 2 mem all score 1; an unscored tag changes nothing.
+    loads = lighthouse.Workload.from_list([
+        {"name": "d", "requirements": {"cpu": 1}},
+        {"name": "c", "requirements": {"cpu": Decimal("1.0"), "tag": 0}},
+        {"name": "e", "requirements": {"mem": 0.5}},
+        {"name": "b", "requirements": {"mem": 2}},
+        {"name": "a", "requirements": {"cpu": 1, "mem": -2}}])
+    assert [load.name for load in distributor._sequence(loads)] == ["b", "c", "d", "e", "a"]
+    assert [load.name for load in loads] == ["d", "c", "e", "b", "a"]
+
+
 def test_the_first_name_taken_or_repeated_is_the_one_refused():
     distributor = PrioritizedDistributor.from_list(TOUR_NODES)
     distributor.attempt_assign_loads(TOUR_LOADS[:1])
