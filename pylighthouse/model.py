@@ -25,6 +25,9 @@ def check_name(value: Any, where: str) -> str:
     return value
 
 
+#: How the frozen classes below set their fields, looked up once.
+_set = object.__setattr__
+
 _COLLECTIONS = (list, tuple, set, frozenset)
 #: One empty set for every workload without immunities or groups (CPython
 #: makes a new 216-byte one each time; most workloads have neither).
@@ -116,8 +119,8 @@ class Node:
 
     def __init__(self, name: str, resources: Optional[Mapping[str, Any]] = None):
         where = _label("node", check_name(name, "node"))
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "resources", to_quantities(
+        _set(self, "name", name)
+        _set(self, "resources", to_quantities(
             {} if resources is None else resources, where, "resources", False))
 
     def __hash__(self) -> int:
@@ -171,12 +174,11 @@ class Workload:
     def __init__(self, name: str, requirements: Optional[Mapping[str, Any]] = None,
                  immunities: Iterable[str] = (), aversion_groups: Iterable[str] = ()):
         where = _label("workload", check_name(name, "workload"))
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "requirements", to_quantities(
+        _set(self, "name", name)
+        _set(self, "requirements", to_quantities(
             {} if requirements is None else requirements, where, "requirements", True))
-        object.__setattr__(self, "immunities", _names(immunities, where, "immunities"))
-        object.__setattr__(self, "aversion_groups",
-                           _names(aversion_groups, where, "aversion_groups"))
+        _set(self, "immunities", _names(immunities, where, "immunities"))
+        _set(self, "aversion_groups", _names(aversion_groups, where, "aversion_groups"))
 
     def __hash__(self) -> int:
         return hash((self.name, frozenset(self.requirements.items()),
