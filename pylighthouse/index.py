@@ -155,6 +155,9 @@ class NodeIndex:
         #: their leaves; brought up to date when a search needs them.
         self._stale: Dict[int, Tuple[Tree, int]] = {}
         self._size = 0
+        #: Shape -> its search context (see _search), valid for one version.
+        self._searches: Dict[Any, Tuple[Any, ...]] = {}
+        self._version = 0
 
     def __len__(self) -> int:
         return self._size
@@ -188,17 +191,26 @@ class NodeIndex:
         if term is OPEN:
             return ZERO if block else NEG
         if type(term) is tuple:
-            least = term[1].least
-            return _upper(max([least(slot.floats) for slot in block], default=NEG))
+            return term[1].largest([slot.floats for slot in block])
         return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
 
     def _tighten(self, nodes: Sequence[Any], family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
-        """Make the bounds of ``terms`` exact at tree leaf ``index``."""
+        """Make the bounds of ``terms`` exact at tree leaf ``index``
+        (:meth:`_exact`, with each node's mappings read once for all terms)."""
         nodes = _open_members(nodes, family)
-        exact = self._exact
+        rows = [slot.remaining for slot in nodes]
+        floats = None
         for tree, _, term in terms:
-            self._set(tree, index, exact(nodes, term))
+            if term is OPEN:
+                value = ZERO if nodes else NEG
+            elif type(term) is tuple:
+                if floats is None:
+                    floats = [slot.floats for slot in nodes]
+                value = term[1].largest(floats)
+            else:
+                value = max([row.get(term, NEG) for row in rows], default=NEG)
+            self._set(tree, index, value)
 
     @staticmethod
     def _set(tree: Tree, index: int, value: Decimal) -> None:
@@ -281,6 +293,7 @@ class NodeIndex:
         """A node joins. Cost: O(F x T log N) for F families and T terms, plus
         O(F x T x B) when its block splits (once every ``load`` joins to it)."""
         self._nowhere.clear()
+        self._version += 1
         self.touched(slot)
         slot.key = self._key(slot)
         remaining = slot.remaining
@@ -313,6 +326,7 @@ class NodeIndex:
         """A node leaves. Cost: O(log N), plus O(F x T x B) when its block
         merges or empties (about once every ``load / 2`` removals from it)."""
         self._size -= 1
+        self._version += 1
         self._present.subtract(slot.remaining.keys())
         self._take(slot, *self._locate(slot))
         slot.key = None  # gone: no resumed search may take it
@@ -332,26 +346,36 @@ class NodeIndex:
         + load) and, for a block that splits or merges, O(F x T x B)."""
         remaining = slot.remaining
         floats = slot.floats
-        for key in before:
-            floats[key] = float(remaining[key])
-        if any(remaining[key] > old for key, old in before.items()):
+        gained = signed = False
+        for key, old in before.items():
+            value = remaining[key]
+            floats[key] = float(value)
+            if value > old:
+                gained = True
+            if value < ZERO or old < ZERO:
+                signed = True
+        if gained:
             self.touched(slot)
             if not slot.cordoned:
                 self._nowhere.clear()  # something may fit now
         elif self._rekey:
             self.touched(slot, slot.key)
         was_negative = slot.negative
-        if any(value < ZERO for value in before.values()) or \
-                any(remaining[key] < ZERO for key in before):
+        if signed:
             slot.negative = _negative(remaining)
-            self.negative.update(k for k in before if remaining[k] < ZERO)
+            for key in before:
+                if remaining[key] < ZERO and key not in self.negative:
+                    self.negative.add(key)
+                    self._version += 1
         if self._rekey:
             key = self._key(slot)
             if key != slot.key:
                 self._move(slot, key, before, was_negative)
                 return
-        block, _ = self._locate(slot)
-        self._refresh(slot, block, before, was_negative)
+        if gained or slot.negative != was_negative:
+            # (A loss of room in place leaves the bounds as they are.)
+            block, _ = self._locate(slot)
+            self._refresh(slot, block, before, was_negative)
 
     def _refresh(self, slot: Any, block: int, before: Mapping[str, Decimal],
                  was_negative: bool) -> None:
@@ -559,6 +583,7 @@ class NodeIndex:
         are laid out again in trees of the new size); O(T x N) for the
         ``families`` given (whose trees are computed afresh).
         """
+        self._version += 1  # trees may be new lists (see _search)
         count = len(self._blocks)
         cap = self._cap
         old_count = count - added + removed
@@ -647,6 +672,45 @@ class NodeIndex:
         shape = (frozenset(requirements.items()), immunities)
         if shape in self._nowhere:
             return None
+        search = self._searches.get(shape)
+        if search is None or search[0] != self._version:
+            if len(self._searches) >= MAX_PLANS:
+                self._searches.clear()
+            search = self._searches[shape] = self._search(requirements, immunities, shape)
+        _, family, terms, checks, skip_negative, sieve = search
+        if family is None:
+            return None  # no node has a required resource
+        stale = self._stale
+        if stale:
+            for tree, _, _ in terms:
+                if id(tree) in stale:
+                    self._settle([tree])
+        if start:
+            block, position = self._at(start % self._size)
+            found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                               block, position, len(self._blocks), 0, sieve)
+            if found is None and (block or position):
+                found = self._scan(workload, family, terms, checks, groups, skip_negative,
+                                   0, 0, block, position, sieve)
+        else:
+            found = self._resumed(workload, shape, groups, family, terms, checks,
+                                  skip_negative, sieve)
+        if found is None and not groups:
+            if len(self._nowhere) >= MAX_NOWHERE:
+                self._nowhere.clear()
+            self._nowhere.add(shape)
+        return found
+
+    def _search(self, requirements: Mapping[str, Decimal], immunities: FrozenSet[str],
+                shape: Any) -> Tuple[int, Any, List[Tuple[Tree, Any, Any]],
+                                     List[Tuple[str, Decimal]], bool, Any]:
+        """What a search for ``shape`` needs: (the index version it holds
+        for, the family searched or ``None`` when no node has a required
+        resource, the pruning terms as (tree, least value, term), the
+        (resource, requirement) pairs checked, whether to skip nodes with a
+        resource below zero, the sieve of :meth:`_scan`). It holds until a
+        node joins or leaves, blocks split or merge, or a resource is first
+        seen below zero (each bumps ``_version``)."""
         negative = self.negative
         clean = not negative or (negative.isdisjoint(requirements)
                                  and negative.isdisjoint(immunities))
@@ -664,16 +728,11 @@ class NodeIndex:
         for key, needed in requirements.items():
             tree = trees.get(key)
             if tree is None:
-                return None  # no node has the resource
+                return self._version, None, [], [], False, None
             if key not in immunities:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
-        stale = self._stale
-        if stale:
-            for tree, _, _ in terms:
-                if id(tree) in stale:
-                    self._settle([tree])
         plan = self._plans.get(shape)
         if plan is None:
             plan = self._plans[shape] = self._plan(requirements, checks)
@@ -682,25 +741,8 @@ class NodeIndex:
             tree = trees.get(term)
             if tree is None:
                 tree = self._mix(family, term)
-            elif id(tree) in stale:
-                self._settle([tree])
             terms.insert(0, (tree, floor, term))
-        skip_negative = clean and bool(negative)
-        if start:
-            block, position = self._at(start % self._size)
-            found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                               block, position, len(self._blocks), 0, sieve)
-            if found is None and (block or position):
-                found = self._scan(workload, family, terms, checks, groups, skip_negative,
-                                   0, 0, block, position, sieve)
-        else:
-            found = self._resumed(workload, shape, groups, family, terms, checks,
-                                  skip_negative, sieve)
-        if found is None and not groups:
-            if len(self._nowhere) >= MAX_NOWHERE:
-                self._nowhere.clear()
-            self._nowhere.add(shape)
-        return found
+        return self._version, family, terms, checks, clean and bool(negative), sieve
 
     def _resumed(self, workload: Workload, shape: Any, groups: FrozenSet[str], family: Any,
                  terms: List[Tuple[Tree, Any, Any]], checks: List[Tuple[str, Decimal]],
@@ -875,7 +917,7 @@ class _Scales(dict):
 
     def __init__(self, scales: Mapping[str, float]):
         super().__init__(scales)
-        self.least = _least_of(tuple(scales.items()))
+        self.least, self.largest = _least_of(tuple(scales.items()))
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -889,13 +931,20 @@ class _Scales(dict):
         return _upper(self.least(floats))
 
 
-def _least_of(items: Tuple[Tuple[str, float], ...]) -> Callable[[Mapping[str, float]], float]:
+def _least_of(items: Tuple[Tuple[str, float], ...]) -> Tuple[
+        Callable[[Mapping[str, float]], float], Callable[[Sequence[Mapping[str, float]]], Any]]:
+    """``least(floats)`` and ``largest(rows)`` of :class:`_Scales`."""
     if len(items) == 2:
         (first, one), (second, two) = items
 
         def least(floats: Mapping[str, float]) -> float:
             x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
             return x if x < y else y
+
+        def largest(rows: Sequence[Mapping[str, float]]) -> Any:
+            return _upper(max([x if (x := row.get(first, INF) * one)
+                               < (y := row.get(second, INF) * two) else y
+                               for row in rows], default=NEG))
     elif len(items) == 3:
         (first, one), (second, two), (third, three) = items
 
@@ -904,10 +953,20 @@ def _least_of(items: Tuple[Tuple[str, float], ...]) -> Callable[[Mapping[str, fl
             z = floats.get(third, INF) * three
             x = x if x < y else y
             return x if x < z else z
+
+        def largest(rows: Sequence[Mapping[str, float]]) -> Any:
+            return _upper(max([
+                least if (least := x if (x := row.get(first, INF) * one)
+                          < (y := row.get(second, INF) * two) else y)
+                < (z := row.get(third, INF) * three) else z for row in rows], default=NEG))
     else:
         def least(floats: Mapping[str, float]) -> float:
             return min([floats.get(key, INF) * scale for key, scale in items])
-    return least
+
+        def largest(rows: Sequence[Mapping[str, float]]) -> Any:
+            return _upper(max([min([row.get(key, INF) * scale for key, scale in items])
+                               for row in rows], default=NEG))
+    return least, largest
 
 
 def _upper(value: Any) -> Any:
