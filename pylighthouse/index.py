@@ -746,7 +746,8 @@ class NodeIndex:
 
     def _resumed(self, workload: Workload, shape: Any, groups: FrozenSet[str], family: Any,
                  terms: List[Tuple[Tree, Any, Any]], checks: List[Tuple[str, Decimal]],
-                 skip_negative: bool, sieve: Optional[Tuple[str, float]]) -> Optional[Any]:
+                 skip_negative: bool,
+                 sieve: Optional[Tuple[str, float, str, float]]) -> Optional[Any]:
         """The first node from the start of the order that takes ``workload``
         and hosts none of ``groups``, resuming the last such search for the
         same shape and groups when few nodes changed since.
@@ -833,18 +834,15 @@ class NodeIndex:
             if term is not None:
                 least = min(float(requirements[key]) * scale for key, scale in term[1].items())
                 floor = least - abs(least) * SLACK - SLACK
-        sieve = None
-        for key, needed in checks:
-            if needed > ZERO:
-                sieve = (key, float(needed))
-                break
+        positive = [(key, float(needed)) for key, needed in checks if needed > ZERO][:2]
+        sieve = (*positive[0], *positive[-1]) if positive else None
         return term, floor, sieve
 
     def _scan(self, workload: Workload, family: Any, terms: List[Tuple[Tree, Any, Any]],
               checks: List[Tuple[str, Decimal]], groups: FrozenSet[str],
               skip_negative: bool, block: int, position: int,
               end_block: int, end_position: int,
-              sieve: Optional[Tuple[str, float]] = None) -> Optional[Any]:
+              sieve: Optional[Tuple[str, float, str, float]] = None) -> Optional[Any]:
         """Search from (block, position) up to, not including, (end_block,
         end_position). A block whose bounds pass but where no node fits has
         its bounds for these terms made exact."""
@@ -875,9 +873,10 @@ class NodeIndex:
                     if part is None:
                         if head >= stop:
                             break
-                        key, floor = sieve
+                        key, floor, other, least = sieve
                         part = [slot for slot in nodes[head:stop]
-                                if slot.floats.get(key, -INF) >= floor]
+                                if (row := slot.floats).get(key, -INF) >= floor
+                                and row.get(other, -INF) >= least]
                     for slot in part:
                         if slot.cordoned or (skip_negative and slot.negative):
                             continue
