@@ -16,9 +16,9 @@ which are the only ones a search may take, one tree per *term*:
   block (a node lacking it counts as minus infinity);
 * :data:`OPEN`: zero when some node in the block is not cordoned;
 * a *mixed* term, one per workload shape met (its positive requirements and
-  the power of two nearest each): the largest, over the block's nodes, of
+  the power of four nearest each): the largest, over the block's nodes, of
   the least of the node's remaining quantities each divided by that power of
-  two; a workload of the shape fits only where it reaches the least of its
+  four; a workload of the shape fits only where it reaches the least of its
   own scaled requirements. It sees what per-resource maxima cannot: that the
   cpu left sits on one node and the memory on another.
 
@@ -977,10 +977,11 @@ def _upper(value: Any) -> Any:
 
 
 def _bucket(quantity: Decimal) -> int:
-    """The power of 4 nearest a requirement: workloads of similar shape share
-    a mixed term, scaled to them."""
+    """The exponent of 2 of the power of 4 nearest a requirement: workloads
+    of similar shape share a mixed term, scaled to them (measured: powers of
+    4 prune about as well as powers of 2, with fewer terms to keep up)."""
     magnitude = abs(float(quantity))
-    return round(math.log(magnitude, 2)) if 0 < magnitude < INF else 0
+    return 2 * round(math.log(magnitude, 4)) if 0 < magnitude < INF else 0
 
 
 def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
