@@ -155,6 +155,9 @@ class NodeIndex:
         #: their leaves; brought up to date when a search needs them.
         self._stale: Dict[int, Tuple[Tree, int]] = {}
         self._size = 0
+        #: Family -> its mixed terms' (term, tree) pairs, in a fixed order
+        #: (see _mixed_trees); emptied whenever trees are made or replaced.
+        self._mixed: Dict[Any, List[Tuple[Any, Tree]]] = {}
         #: Shape -> its search context (see _search), valid for one version.
         self._searches: Dict[Any, Tuple[Any, ...]] = {}
         self._version = 0
@@ -305,6 +308,7 @@ class NodeIndex:
             for term in remaining:
                 if term not in trees:
                     trees[term] = [NEG] * (2 * self._cap)
+                    self._mixed.clear()
         self._size += 1
         self._present.update(remaining.keys())
         self._insert(slot)
@@ -317,6 +321,7 @@ class NodeIndex:
                     and 2 * self._load <= self._present[term] < self._size:
                 family = ("with", term)
                 self._selected[term] = family
+                self._mixed.clear()
                 self._families[family] = {
                     term: [NEG] * (2 * self._cap) for term in self._families[ALL]
                     if type(term) is not tuple or term is OPEN}
@@ -468,15 +473,14 @@ class NodeIndex:
             # It lost room, so its mixed values are still below its old
             # block's bounds: carry those instead of computing ~100 values.
             leaf = self._cap + block
-            carried = [(family, term, tree[leaf])
-                       for family, trees in self._families.items()
-                       if self._member(slot, family)
-                       for term, tree in trees.items() if type(term) is tuple and term is not OPEN]
+            carried = [(family, [tree[leaf] for _, tree in self._mixed_trees(family)])
+                       for family in self._families if self._member(slot, family)]
         self._take(slot, block, position)
         slot.key = key
         self._insert(slot, carried)
 
-    def _insert(self, slot: Any, carried: Optional[List[Tuple[Any, Any, Any]]] = None) -> None:
+    def _insert(self, slot: Any,
+                carried: Optional[List[Tuple[Any, List[Any]]]] = None) -> None:
         key = slot.key
         if not self._blocks:
             self._blocks.append([slot])
@@ -499,12 +503,12 @@ class NodeIndex:
             self._raise(slot, block, [term for term in self._families[ALL]
                                       if type(term) is not tuple or term is OPEN])
             leaf = self._cap + block
-            families = self._families
             values: Dict[Any, float] = {}
             floats = slot.floats
-            for family, term, bound in carried:
-                tree = families[family][term]
-                if bound > tree[leaf]:
+            for family, bounds in carried:
+                for (term, tree), bound in zip(self._mixed_trees(family), bounds):
+                    if bound <= tree[leaf]:
+                        continue
                     # The old bound would do; the node's own value is tighter.
                     value = values.get(term)
                     if value is None:
@@ -513,6 +517,16 @@ class NodeIndex:
                         self._set(tree, leaf, value)
         if len(nodes) > 2 * self._load:
             self._halve(block, 1, nodes, keys)
+
+    def _mixed_trees(self, family: Any) -> List[Tuple[Any, Tree]]:
+        """The family's mixed terms and their trees, in the same order until
+        a tree is made or replaced. Cost: O(1), O(T) after such a change."""
+        found = self._mixed.get(family)
+        if found is None:
+            found = self._mixed[family] = [
+                (term, tree) for term, tree in self._families[family].items()
+                if type(term) is tuple and term is not OPEN]
+        return found
 
     def _halve(self, first: int, count: int, nodes: List[Any], keys: List[Any]) -> None:
         """Replace ``count`` blocks from ``first`` on by two halves of ``nodes``."""
@@ -564,6 +578,7 @@ class NodeIndex:
         at first: searches make the bounds of the blocks they scan in vain
         exact. Cost: O(B) for B blocks."""
         cap = self._cap
+        self._mixed.clear()
         tree = self._families[family][term] = [NEG] * (2 * cap)
         tree[cap:cap + len(self._blocks)] = [INF] * len(self._blocks)
         _rebuild(tree, cap, 0, max)
@@ -584,6 +599,7 @@ class NodeIndex:
         ``families`` given (whose trees are computed afresh).
         """
         self._version += 1  # trees may be new lists (see _search)
+        self._mixed.clear()
         count = len(self._blocks)
         cap = self._cap
         old_count = count - added + removed
