@@ -38,8 +38,9 @@ skips every subtree where a required, non-immune resource (immunity
 ignores the value, so immune ones are not pruned on) is bounded below the
 requirement, where every node is cordoned, or where the workload's mixed
 term falls short. Inside a surviving block it tries the first few nodes,
-sieves the rest on the float copy of one positive requirement (floats round
-monotonically, so the sieve drops only nodes that fall short exactly), tests
+sieves the rest on the float copies of up to two positive requirements
+(floats round monotonically, so the sieve drops only nodes that fall short
+exactly), tests
 each candidate with the same cheap bounds, skips the averse ones in the first
 aversion pass, and asks ``check_fit``: the first yes is the answer.
 
@@ -55,7 +56,9 @@ levels right of the change are recomputed (O(B) a tree, with ``map``) when
 a search next uses the tree.
 
 Per workload shape (requirements and immunities) the index keeps its search
-plan (mixed term, floor, sieve) and, while no open node gains room and none
+plan (mixed term, floor, sieve), its search context (family, trees, checks:
+see :meth:`NodeIndex._search`) until a node joins or leaves or blocks split
+or merge, and, while no open node gains room and none
 joins or is uncordoned, whether the shape was proven to fit nowhere: such a
 search then costs O(R). Per shape and aversion groups it also keeps the last
 answer of a search from the start of the order; while few nodes changed
