@@ -926,10 +926,12 @@ class NodeIndex:
 
 
 class _Scales(dict):
-    """A mixed term's resources and their scales (hashable by identity), and
+    """A mixed term's resources and their scales (hashable by identity);
     ``least(floats)``: the least scaled quantity of a node, a resource it
-    lacks not counting (written out for two and three resources, the usual
-    cases, because it runs for every node of every block made exact)."""
+    lacks not counting; and ``largest(rows)``: the exact bound of the term
+    over nodes with those floats, the largest ``least`` raised past rounding
+    (both written out for two and three resources, the usual cases:
+    ``largest`` runs for every block made exact)."""
 
     __hash__ = object.__hash__  # type: ignore[assignment]
 
