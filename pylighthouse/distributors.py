@@ -596,7 +596,10 @@ class Distributor:
         self._where[workload.name] = slot
         for group in workload.aversion_groups:
             slot.groups[group] += 1
-            self._group_nodes.setdefault(group, Counter())[slot.name] += 1
+            nodes = self._group_nodes.get(group)
+            if nodes is None:
+                nodes = self._group_nodes[group] = Counter()
+            nodes[slot.name] += 1
 
     def _unplace(self, name: str) -> _Slot:
         slot = self._where.pop(name)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
-from pylighthouse.index import ALL, NEG, OPEN, NodeIndex
+from pylighthouse.index import ALL, NEG, OPEN, NodeIndex, _Scales, _upper
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from test_differential import assert_same_state, run, run_reference, concrete
@@ -314,3 +314,17 @@ def test_a_release_that_frees_only_a_group_reopens_the_node_to_resumed_searches(
                           ("release", ["z1"]), ("assign", [grouped("z3")])]:
             assert run(operation, fast) == run_reference(operation, reference), operation
         assert fast.assignments["z3"] == reference.assignments()["z3"] == "n0"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 5), st.lists(st.lists(
+    st.one_of(st.none(), st.floats(allow_nan=False)), min_size=5, max_size=5), max_size=12))
+def test_a_mixed_terms_exact_bound_is_its_largest_raised_least(width, rows):
+    # largest() is written out per width; it must agree with least() on
+    # every node, a missing resource included (None: the node lacks it).
+    keys = [f"r{i}" for i in range(width)]
+    scales = _Scales({key: 2.0 ** -(2 * i) for i, key in enumerate(keys)})
+    floats = [{key: value for key, value in zip(keys, row) if value is not None}
+              for row in rows]
+    expected = _upper(max([scales.least(row) for row in floats], default=NEG))
+    assert scales.largest(floats) == expected
