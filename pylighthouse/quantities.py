@@ -85,7 +85,8 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
 def known_quantity(value: Any) -> Any:
     """The Decimal :func:`to_quantity` already made for this plain int or
     float, or ``None``: a shortcut that skips building an error context."""
-    return _MADE.get((type(value), value))
+    kind = type(value)
+    return _MADE.get((kind, value)) if kind is int or kind is float else None
 
 
 def _rational_to_decimal(value: numbers.Real, where: str) -> Decimal:
@@ -199,7 +200,8 @@ def to_quantities(value: Any, where: str, field: str,
         if type(key) is not str or not key:
             _check_key(key, where, field)
         # known_quantity, inlined: most quantities are plain numbers seen before.
-        known = _MADE.get((type(quantity), quantity))
+        kind = type(quantity)
+        known = _MADE.get((kind, quantity)) if kind is int or kind is float else None
         if known is None or (finite and known.is_infinite()):
             known = to_quantity(quantity, f"{_field_label(where, field)}[{key!r}]", finite)
         checked[key] = known

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pylighthouse as lighthouse
 from pylighthouse import InvalidInputError, InvalidTypeError
 from pylighthouse.quantities import (from_json_quantity, to_json_quantity, to_number,
                                      to_quantities, to_quantity)
@@ -54,6 +55,16 @@ def test_to_quantities_checks_each_item_in_order_and_names_the_first_bad_one():
     with pytest.raises(InvalidTypeError, match="^item: map must be a mapping of name to "
                        "number, got list$"):
         to_quantities([("a", 1)], "item", "map", False)
+
+
+@pytest.mark.parametrize("value", [[1], {}, {"a": 1}, set()])
+def test_an_unhashable_quantity_is_named_like_any_other_bad_one(value):
+    with pytest.raises(InvalidTypeError, match=r"^workload 'w': requirements\['cpu'\]: "
+                                               r"expected a number, got"):
+        lighthouse.Workload("w", {"cpu": value})
+    with pytest.raises(InvalidTypeError, match=r"^node 'n': resources\['cpu'\]: "
+                                               r"expected a number, got"):
+        lighthouse.Node("n", {"cpu": value})
 
 
 def test_to_number_gives_the_plainest_exact_form():
