@@ -70,6 +70,7 @@ import math
 from bisect import bisect_left
 from collections import Counter
 from decimal import Decimal
+from operator import attrgetter, itemgetter
 from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
                     Optional, Sequence, Tuple)
 
@@ -205,17 +206,20 @@ class NodeIndex:
         """Make the bounds of ``terms`` exact at tree leaf ``index``
         (:meth:`_exact`, with each node's mappings read once for all terms)."""
         nodes = _open_members(nodes, family)
-        rows = [slot.remaining for slot in nodes]
+        rows = list(map(_remaining_of, nodes))
         floats = None
         for tree, _, term in terms:
             if term is OPEN:
                 value = ZERO if nodes else NEG
             elif type(term) is tuple:
                 if floats is None:
-                    floats = [slot.floats for slot in nodes]
+                    floats = list(map(_floats_of, nodes))
                 value = term[1].largest(floats)
             else:
-                value = max([row.get(term, NEG) for row in rows], default=NEG)
+                try:  # (in C while every node has the resource)
+                    value = max(map(itemgetter(term), rows), default=NEG)
+                except KeyError:
+                    value = max([row.get(term, NEG) for row in rows], default=NEG)
             self._set(tree, index, value)
 
     @staticmethod
@@ -1019,6 +1023,10 @@ def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
 
 def _key_of(slot: Any) -> Any:
     return slot.key
+
+
+_remaining_of = attrgetter("remaining")
+_floats_of = attrgetter("floats")
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:
