@@ -15,8 +15,9 @@ which are the only ones a search may take, one tree per *term*:
 * a resource name: the largest remaining quantity of that resource in the
   block (a node lacking it counts as minus infinity);
 * :data:`OPEN`: zero when some node in the block is not cordoned;
-* a *mixed* term, one per workload shape met (its positive requirements and
-  the power of four nearest each): the largest, over the block's nodes, of
+* a *mixed* term, one per workload shape met (up to three of its positive
+  requirements, those most nodes have, and the power of four nearest each):
+  the largest, over the block's nodes, of
   the least of the node's remaining quantities each divided by that power of
   four; a workload of the shape fits only where it reaches the least of its
   own scaled requirements. It sees what per-resource maxima cannot: that the
@@ -95,6 +96,8 @@ DEFAULT_LOAD = 48
 MAX_FAMILIES = 8
 #: At most this many mixed terms.
 MAX_MIXES = 128
+#: At most this many resources in a mixed term.
+MIX_WIDTH = 3
 #: At most this many workload shapes remembered as fitting nowhere.
 MAX_NOWHERE = 1024
 #: At most this many shapes' search plans kept.
@@ -847,8 +850,13 @@ class NodeIndex:
         if len(self._plans) >= MAX_PLANS:
             self._plans.clear()
         term, floor = None, 0.0
-        mixed = tuple(sorted((key, _bucket(needed)) for key, needed in checks
-                             if needed > ZERO))
+        # At most MIX_WIDTH resources, the ones most nodes have: any subset
+        # of the requirements gives a true bound, and common resources let
+        # shapes share terms (a semaphore is pruned on by its own term).
+        present = self._present
+        widest = sorted((key for key, needed in checks if needed > ZERO),
+                        key=lambda key: (-present[key], key))[:MIX_WIDTH]
+        mixed = tuple(sorted((key, _bucket(requirements[key])) for key in widest))
         if len(mixed) > 1:
             term = self._mixes.get(mixed)
             if term is None and len(self._mixes) < MAX_MIXES:
