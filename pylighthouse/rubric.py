@@ -1,5 +1,5 @@
 """Rubric scoring: the "size" of a workload or of a node's room, for BinPack."""
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, Tuple
 
@@ -8,6 +8,8 @@ import attr
 from .quantities import EXACT, ZERO, to_number, to_quantities
 
 __all__ = ["Rubric"]
+
+_ADD, _MULTIPLY = EXACT.add, EXACT.multiply
 
 
 @attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
@@ -49,6 +51,20 @@ class Rubric:
 
         Cost: O(number of weights).
         """
+        total = ZERO
+        try:
+            for key, weight in self.weights.items():
+                quantity = quantities.get(key)
+                if quantity is not None:
+                    total = _ADD(total, _MULTIPLY(weight, quantity))
+        except InvalidOperation:  # +inf and -inf terms: the careful pass says so
+            return self._infinite_score(quantities)
+        if total.is_finite():
+            return total
+        return self._infinite_score(quantities)
+
+    def _infinite_score(self, quantities: Mapping[str, Decimal]) -> Decimal:
+        """:meth:`score` when some term is infinite, term by term."""
         total = ZERO
         positive = negative = False
         for key, weight in self.weights.items():

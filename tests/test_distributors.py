@@ -1,6 +1,7 @@
 """The three strategies: the documented examples, statefulness, errors, properties."""
 import copy
 from decimal import Decimal
+from math import inf
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ import pylighthouse.pylighthouse as lighthouse
 from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
                           InvalidInputError, InvalidTypeError, PrioritizedDistributor,
                           RoundRobinDistributor)
+import reference
 from instances import RUBRICS, batches, clusters
 
 RUBRIC = {"cpu": 1, "mem": 0.5, "disk": 0.025}
@@ -234,3 +236,15 @@ def test_properties_of_every_placement(strategy, nodes, rubric, first, second):
             for key, quantity in state.capacity.items():
                 if quantity == float("-inf"):  # wards need an immunity
                     assert key in workload.get("immunities", ())
+
+
+@given(st.dictionaries(st.sampled_from("abc"), st.integers(-3, 3)),
+       st.dictionaries(st.sampled_from("abcd"), st.one_of(
+           st.integers(-5, 5), st.sampled_from([inf, -inf]))))
+def test_rubric_scores_like_the_reference_infinities_included(weights, quantities):
+    got = lighthouse.Rubric(weights).score(lighthouse.Node("n", quantities).resources)
+    expected = reference.score(weights, quantities)
+    if expected == reference.UNDEFINED:
+        assert got.is_nan()
+    else:
+        assert got == expected
