@@ -706,11 +706,6 @@ class NodeIndex:
         _, family, terms, checks, skip_negative, sieve = search
         if family is None:
             return None  # no node has a required resource
-        stale = self._stale
-        if stale:
-            for tree, _, _ in terms:
-                if id(tree) in stale:
-                    self._settle([tree])
         if start:
             block, position = self._at(start % self._size)
             found = self._scan(workload, family, terms, checks, groups, skip_negative,
@@ -732,7 +727,8 @@ class NodeIndex:
                                      List[Tuple[str, Decimal]], bool, Any]:
         """What a search for ``shape`` needs: (the index version it holds
         for, the family searched or ``None`` when no node has a required
-        resource, the pruning terms as (tree, least value, term), the
+        resource, the pruning terms as (tree, least value, term), their
+        trees brought up to date (see :meth:`_settle`), the
         (resource, requirement) pairs checked, whether to skip nodes with a
         resource below zero, the sieve of :meth:`_scan`). It holds until a
         node joins or leaves, blocks split or merge, or a resource is first
@@ -768,6 +764,9 @@ class NodeIndex:
             if tree is None:
                 tree = self._mix(family, term)
             terms.insert(0, (tree, floor, term))
+        # Only a split or merge leaves a tree out of date, and it bumps the
+        # version: trees brought up to date now stay so while this holds.
+        self._settle([tree for tree, _, _ in terms])
         return self._version, family, terms, checks, clean and bool(negative), sieve
 
     def _resumed(self, workload: Workload, shape: Any, groups: FrozenSet[str], family: Any,
