@@ -151,6 +151,9 @@ def bench(size: Dict[str, Any], strategy: str, repeat: int, memory: bool,
     runs = []
     distributor = result = None
     for _ in range(repeat):
+        # Each run starts from the same heap: the last run's distributor is
+        # dropped first, not kept alive (and walked by the collector) meanwhile.
+        distributor = result = None
         seconds, (distributor, result) = timed(place, strategy, nodes, workloads)
         runs.append(seconds)
     assert result is not None and distributor is not None
