@@ -385,7 +385,7 @@ class NodeIndex:
         if self._rekey:
             key = self._key(slot)
             if key != slot.key:
-                self._move(slot, key, before, was_negative)
+                self._move(slot, key, before, was_negative, gained)
                 return
         if gained or slot.negative != was_negative:
             # (A loss of room in place leaves the bounds as they are.)
@@ -444,8 +444,10 @@ class NodeIndex:
                         self._set(tree, leaf, value)
 
     def _move(self, slot: Any, key: Any, before: Mapping[str, Decimal],
-              was_negative: bool) -> None:
-        """Re-key ``slot`` (BinPack: its score changed)."""
+              was_negative: bool, gained: bool) -> None:
+        """Re-key ``slot`` (BinPack: its score changed; ``gained``: some
+        resource of ``before`` grew)."""
+        raising = gained or slot.negative != was_negative
         block, position = self._locate(slot)
         keys = self._keys[block]
         if position:
@@ -462,7 +464,8 @@ class NodeIndex:
             slot.key = key
             if position + 1 == len(keys):
                 self._lasts[block] = key
-            self._refresh(slot, block, before, was_negative)
+            if raising:
+                self._refresh(slot, block, before, was_negative)
             return
         if (block == 0 or self._lasts[block - 1] < key) and \
                 (block + 1 == len(self._keys) or key < self._keys[block + 1][0]):
@@ -475,11 +478,11 @@ class NodeIndex:
             nodes.insert(position, slot)
             slot.key = key
             self._lasts[block] = keys[-1]
-            self._refresh(slot, block, before, was_negative)
+            if raising:
+                self._refresh(slot, block, before, was_negative)
             return
         carried = None
-        if slot.negative == was_negative and \
-                all(slot.remaining[term] <= old for term, old in before.items()):
+        if not raising:
             # It lost room, so its mixed values are still below its old
             # block's bounds: carry those instead of computing ~100 values.
             leaf = self._cap + block
