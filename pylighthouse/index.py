@@ -735,7 +735,8 @@ class NodeIndex:
         (resource, requirement) pairs checked, whether to skip nodes with a
         resource below zero, the sieve of :meth:`_scan`). It holds until a
         node joins or leaves, blocks split or merge, or a resource is first
-        seen below zero (each bumps ``_version``)."""
+        seen below zero (each bumps ``_version``). Cost: O(R) for R
+        requirements, plus O(B) a tree left out of date by a split."""
         negative = self.negative
         clean = not negative or (negative.isdisjoint(requirements)
                                  and negative.isdisjoint(immunities))
