@@ -234,7 +234,9 @@ def interleaved_growth(strategies: Sequence[str], repeat: int, small: str,
         costs: List[List[float]] = [[], []]
         for _ in range(repeat):
             for (nodes, workloads), cost in zip(problems_, costs):
-                seconds, _ = timed(place, strategy, nodes, workloads)
+                # (The distributor is dropped at once: as in bench, no
+                # earlier run's distributor stays alive during the next.)
+                seconds = timed(place, strategy, nodes, workloads)[0]
                 cost.append(seconds / len(workloads) * 1e6)
         first, second = (statistics.median(cost) for cost in costs)
         lines.append(f"{strategy}: {first:.1f} us a workload at {small}, {second:.1f} at "
