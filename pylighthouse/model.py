@@ -47,7 +47,7 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
                 if type(name) is not str or not name:
                     break  # the check below names it
             else:
-                return names
+                return _shared(names)
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
@@ -58,7 +58,21 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
                 f"{where}: {field} must hold non-empty strings, got {name!r}")
-    return frozenset(names) or _EMPTY
+    return _shared(frozenset(names)) if names else _EMPTY
+
+
+#: Name sets already handed out (bounded): workloads repeat the same few
+#: groups, and one shared set is one long-lived object fewer per workload.
+_SHARED_NAMES: Dict[FrozenSet[str], FrozenSet[str]] = {}
+
+
+def _shared(names: FrozenSet[str]) -> FrozenSet[str]:
+    found = _SHARED_NAMES.get(names)
+    if found is None:
+        found = names
+        if len(_SHARED_NAMES) < 4096:
+            _SHARED_NAMES[names] = names
+    return found
 
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:

@@ -205,7 +205,23 @@ def to_quantities(value: Any, where: str, field: str,
         if known is None or (finite and known.is_infinite()):
             known = to_quantity(quantity, f"{_field_label(where, field)}[{key!r}]", finite)
         checked[key] = known
-    return MappingProxyType(checked)
+    # Workloads come in a few flavours: equal mappings (the same keys, the
+    # same Decimal objects) share one read-only copy, which keeps those
+    # objects alive, so their ids stay theirs. Fewer long-lived objects also
+    # means fewer passes of the garbage collector over a large heap.
+    shape = (tuple(checked), tuple(map(id, checked.values())))
+    shared = _SHARED.get(shape)
+    if shared is None:
+        shared = MappingProxyType(checked)
+        if len(_SHARED) < _SHARED_LIMIT:
+            _SHARED[shape] = shared
+    return shared
+
+
+#: Read-only mappings already handed out by :func:`to_quantities`, by their
+#: keys and the ids of their values (bounded).
+_SHARED: Dict[Any, Mapping[str, Decimal]] = {}
+_SHARED_LIMIT = 4096
 
 
 def _field_label(where: str, field: str) -> str:

@@ -143,3 +143,19 @@ def test_unhashable_names_are_refused_with_a_library_error():
         Workload("w", {}, [["spiders"]])
     with pytest.raises(InvalidInputError, match="aversion_groups must hold non-empty strings"):
         Workload("w", {}, (), [{}])
+
+
+def test_equal_requirements_and_groups_share_one_read_only_copy_with_their_own_spelling():
+    # Workloads come in flavours: equal mappings made of the same decimals
+    # are handed out once, which saves memory and garbage-collector work.
+    first = Workload("a", {"cpu": 1, "mem": 0.5}, aversion_groups=["web"])
+    second = Workload("b", {"cpu": 1, "mem": 0.5}, aversion_groups=("web",))
+    assert first.requirements is second.requirements
+    assert first.aversion_groups is second.aversion_groups
+    # 1 and 1.0 are equal but spelled differently: each keeps its spelling.
+    third = Workload("c", {"cpu": 1.0, "mem": 0.5})
+    assert str(first.requirements["cpu"]) == "1"
+    assert str(third.requirements["cpu"]) == "1.0"
+    assert third.requirements is not first.requirements
+    with pytest.raises(TypeError):
+        first.requirements["cpu"] = 2  # still read-only
