@@ -198,31 +198,13 @@ class NodeIndex:
     def _exact(block: Sequence[Any], term: Any) -> Any:
         """The exact bound of ``term`` over ``block``'s nodes, all of them
         open members of the family. Cost: O(len(block))."""
-        if term is OPEN:
-            return ZERO if block else NEG
-        if type(term) is tuple:
-            return term[1].largest([slot.floats for slot in block])
-        return max([slot.remaining.get(term, NEG) for slot in block], default=NEG)
+        return _exact_bounds(block, (term,))[0]
 
     def _tighten(self, nodes: Sequence[Any], family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
-        """Make the bounds of ``terms`` exact at tree leaf ``index``
-        (:meth:`_exact`, with each node's mappings read once for all terms)."""
-        nodes = _open_members(nodes, family)
-        rows = list(map(_remaining_of, nodes))
-        floats = None
-        for tree, _, term in terms:
-            if term is OPEN:
-                value = ZERO if nodes else NEG
-            elif type(term) is tuple:
-                if floats is None:
-                    floats = list(map(_floats_of, nodes))
-                value = term[1].largest(floats)
-            else:
-                try:  # (in C while every node has the resource)
-                    value = max(map(itemgetter(term), rows), default=NEG)
-                except KeyError:
-                    value = max([row.get(term, NEG) for row in rows], default=NEG)
+        """Make the bounds of ``terms`` exact at tree leaf ``index``."""
+        values = _exact_bounds(_open_members(nodes, family), [term for _, _, term in terms])
+        for (tree, _, _), value in zip(terms, values):
             self._set(tree, index, value)
 
     @staticmethod
@@ -1030,6 +1012,28 @@ def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
     key = family[1]
     return [slot for slot in nodes
             if not slot.cordoned and not slot.negative and key in slot.remaining]
+
+
+def _exact_bounds(nodes: Sequence[Any], terms: Sequence[Any]) -> List[Any]:
+    """The exact bound of each of ``terms`` over ``nodes`` (open members of
+    a family), each node's mappings read once for all terms.
+    Cost: O(len(nodes)) a term."""
+    rows = list(map(_remaining_of, nodes))
+    floats = None
+    values = []
+    for term in terms:
+        if term is OPEN:
+            values.append(ZERO if nodes else NEG)
+        elif type(term) is tuple:
+            if floats is None:
+                floats = list(map(_floats_of, nodes))
+            values.append(term[1].largest(floats))
+        else:
+            try:  # (in C while every node has the resource)
+                values.append(max(map(itemgetter(term), rows), default=NEG))
+            except KeyError:
+                values.append(max([row.get(term, NEG) for row in rows], default=NEG))
+    return values
 
 
 def _key_of(slot: Any) -> Any:
