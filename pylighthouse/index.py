@@ -57,11 +57,11 @@ levels right of the change are recomputed (O(B) a tree, with ``map``) when
 a search next uses the tree.
 
 Per workload shape (requirements and immunities) the index keeps its search
-plan (mixed term, floor, sieve), its search context (family, trees, checks:
-see :meth:`NodeIndex._search`) until a node joins or leaves or blocks split
-or merge, and, while no open node gains room and none
-joins or is uncordoned, whether the shape was proven to fit nowhere: such a
-search then costs O(R). Per shape and aversion groups it also keeps the last
+context (family, trees, checks, mixed term, floor, sieve: see
+:meth:`NodeIndex._search`) until a node joins or leaves or blocks split or
+merge, and, while no open node gains room and none joins or is
+uncordoned, whether the shape was proven to fit nowhere: such a search then
+costs O(R). Per shape and aversion groups it also keeps the last
 answer of a search from the start of the order; while few nodes changed
 since, the next such search tries those nodes and resumes at the old answer
 (see :meth:`NodeIndex._resumed`). After a split or merge, trees' internal
@@ -100,7 +100,7 @@ MAX_MIXES = 128
 MIX_WIDTH = 3
 #: At most this many workload shapes remembered as fitting nowhere.
 MAX_NOWHERE = 1024
-#: At most this many shapes' search plans kept.
+#: At most this many shapes' search contexts (and last answers) kept.
 MAX_PLANS = 4096
 #: Relative slack of the float arithmetic of mixed terms (far above its error).
 SLACK = 1e-9
@@ -145,8 +145,6 @@ class NodeIndex:
         #: Workload shapes (requirements, immunities) that fit no open node,
         #: kept while no open node gains room and none joins or reopens.
         self._nowhere: set = set()
-        #: Shape -> what its searches need (see _plan).
-        self._plans: Dict[Any, Tuple[Any, float, Any]] = {}
         #: (shape, groups) -> (serial, answer, the answer's key then) of the
         #: last search from the start for it: every node before that key
         #: failed it then, and still does unless it changed since.
@@ -192,13 +190,7 @@ class NodeIndex:
         nodes in ``block``: a search never takes a cordoned node, so those
         need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
-        return self._exact(_open_members(block, family), term)
-
-    @staticmethod
-    def _exact(block: Sequence[Any], term: Any) -> Any:
-        """The exact bound of ``term`` over ``block``'s nodes, all of them
-        open members of the family. Cost: O(len(block))."""
-        return _exact_bounds(block, (term,))[0]
+        return _exact_bounds(_open_members(block, family), (term,))[0]
 
     def _tighten(self, nodes: Sequence[Any], family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
@@ -687,7 +679,7 @@ class NodeIndex:
         if search is None or search[0] != self._version:
             if len(self._searches) >= MAX_PLANS:
                 self._searches.clear()
-            search = self._searches[shape] = self._search(requirements, immunities, shape)
+            search = self._searches[shape] = self._search(requirements, immunities)
         _, family, terms, checks, skip_negative, sieve = search
         if family is None:
             return None  # no node has a required resource
@@ -707,9 +699,9 @@ class NodeIndex:
             self._nowhere.add(shape)
         return found
 
-    def _search(self, requirements: Mapping[str, Decimal], immunities: FrozenSet[str],
-                shape: Any) -> Tuple[int, Any, List[Tuple[Tree, Any, Any]],
-                                     List[Tuple[str, Decimal]], bool, Any]:
+    def _search(self, requirements: Mapping[str, Decimal], immunities: FrozenSet[str]
+                ) -> Tuple[int, Any, List[Tuple[Tree, Any, Any]],
+                           List[Tuple[str, Decimal]], bool, Any]:
         """What a search for ``shape`` needs: (the index version it holds
         for, the family searched or ``None`` when no node has a required
         resource, the pruning terms as (tree, least value, term), their
@@ -741,10 +733,7 @@ class NodeIndex:
                 terms.append((tree, needed, key))
                 checks.append((key, needed))
         terms.append((trees[OPEN], ZERO, OPEN))
-        plan = self._plans.get(shape)
-        if plan is None:
-            plan = self._plans[shape] = self._plan(requirements, checks)
-        term, floor, sieve = plan
+        term, floor, sieve = self._plan(requirements, checks)
         if term is not None:
             tree = trees.get(term)
             if tree is None:
@@ -830,10 +819,8 @@ class NodeIndex:
               checks: List[Tuple[str, Decimal]]) -> Tuple[Any, float, Any]:
         """What a shape's searches need beyond its requirements: its mixed
         term (made now if there is room for one more) and the least scaled
-        requirement it must reach, and the sieve of :meth:`_scan`. Kept per
-        shape: mixed terms are never dropped, so the plan never changes."""
-        if len(self._plans) >= MAX_PLANS:
-            self._plans.clear()
+        requirement it must reach, and the sieve of :meth:`_scan`; kept in
+        the shape's search context (see :meth:`_search`)."""
         term, floor = None, 0.0
         # At most MIX_WIDTH resources, the ones most nodes have: any subset
         # of the requirements gives a true bound, and common resources let

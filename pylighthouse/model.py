@@ -10,7 +10,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 import attr
 
 from .errors import InvalidInputError, InvalidTypeError
-from .quantities import to_number, to_quantities
+from .quantities import share, to_number, to_quantities
 
 __all__ = ["Node", "Workload"]
 
@@ -61,18 +61,13 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
     return _shared(frozenset(names)) if names else _EMPTY
 
 
-#: Name sets already handed out (bounded): workloads repeat the same few
-#: groups, and one shared set is one long-lived object fewer per workload.
+#: Name sets already handed out (see :func:`share`): workloads repeat the
+#: same few groups, and one shared set is one long-lived object fewer each.
 _SHARED_NAMES: Dict[FrozenSet[str], FrozenSet[str]] = {}
 
 
 def _shared(names: FrozenSet[str]) -> FrozenSet[str]:
-    found = _SHARED_NAMES.get(names)
-    if found is None:
-        found = names
-        if len(_SHARED_NAMES) < 4096:
-            _SHARED_NAMES[names] = names
-    return found
+    return share(_SHARED_NAMES, names, names)
 
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:

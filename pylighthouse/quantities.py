@@ -82,13 +82,6 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     return quantity
 
 
-def known_quantity(value: Any) -> Any:
-    """The Decimal :func:`to_quantity` already made for this plain int or
-    float, or ``None``: a shortcut that skips building an error context."""
-    kind = type(value)
-    return _MADE.get((kind, value)) if kind is int or kind is float else None
-
-
 def _rational_to_decimal(value: numbers.Real, where: str) -> Decimal:
     try:
         fraction = Fraction(value)
@@ -199,7 +192,8 @@ def to_quantities(value: Any, where: str, field: str,
     for key, quantity in value.items():
         if type(key) is not str or not key:
             _check_key(key, where, field)
-        # known_quantity, inlined: most quantities are plain numbers seen before.
+        # to_quantity's cache, read first: most quantities are plain numbers
+        # seen before, and this skips building an error label.
         kind = type(quantity)
         known = _MADE.get((kind, quantity)) if kind is int or kind is float else None
         if known is None or (finite and known.is_infinite()):
@@ -209,19 +203,27 @@ def to_quantities(value: Any, where: str, field: str,
     # same Decimal objects) share one read-only copy, which keeps those
     # objects alive, so their ids stay theirs. Fewer long-lived objects also
     # means fewer passes of the garbage collector over a large heap.
-    shape = (tuple(checked), tuple(map(id, checked.values())))
-    shared = _SHARED.get(shape)
-    if shared is None:
-        shared = MappingProxyType(checked)
-        if len(_SHARED) < _SHARED_LIMIT:
-            _SHARED[shape] = shared
-    return shared
+    return share(_SHARED, (tuple(checked), tuple(map(id, checked.values()))),
+                 MappingProxyType(checked))
 
 
 #: Read-only mappings already handed out by :func:`to_quantities`, by their
 #: keys and the ids of their values (bounded).
 _SHARED: Dict[Any, Mapping[str, Decimal]] = {}
-_SHARED_LIMIT = 4096
+#: At most this many values kept by each :func:`share` table.
+SHARED_LIMIT = 4096
+
+
+def share(table: Dict[Any, Any], key: Any, value: Any) -> Any:
+    """The value ``table`` already holds for ``key``, else ``value``, kept
+    there while the table holds fewer than :data:`SHARED_LIMIT` values: one
+    immutable object handed out for many equal ones. Cost: O(1)."""
+    found = table.get(key)
+    if found is None:
+        found = value
+        if len(table) < SHARED_LIMIT:
+            table[key] = value
+    return found
 
 
 def _field_label(where: str, field: str) -> str:
