@@ -4,11 +4,13 @@ A problem is plain data, as a caller would hand it in: a list of node dicts
 and a list of workload dicts. Nodes come from a few machine types; workloads
 from a few dozen flavours; and the features real clusters use are mixed in at
 fixed rates: tags, semaphores, wards with immunities, aversion groups and
-decimal quantities such as 0.5 cpu. The same seed gives the same problem.
+decimal quantities such as 0.5 cpu. Types, flavours and features come in
+exact shares, shuffled, so every size has the same mix. The same seed gives
+the same problem.
 """
 import math
 import random
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 #: Machine types: (name, share of the fleet, resources).
 MACHINES = (
@@ -28,19 +30,22 @@ GROUPS = 40
 
 
 def nodes(count: int, seed: int = 1) -> List[Dict[str, Any]]:
-    """``count`` node dicts: machine types, and a tag on about 1 node in 7,
-    a semaphore on 1 in 5 and a ward on 1 in 13."""
+    """``count`` node dicts: machine types, and a tag on 1 node in 7, a
+    semaphore (1, 2 or 4 licences) on 1 in 5 and a ward on 1 in 13."""
     rng = random.Random(seed)
-    kinds = [machine for machine in MACHINES for _ in range(machine[1])]
+    kinds = dealt(rng, count, [(machine, machine[1]) for machine in MACHINES])
+    tagged = chosen(rng, count, 7)
+    licensed = dict(zip(sorted(chosen(rng, count, 5)),
+                        dealt(rng, round(count / 5), [(1, 1), (2, 1), (4, 1)])))
+    warded = chosen(rng, count, 13)
     result = []
-    for index in range(count):
-        kind, _, resources = rng.choice(kinds)
+    for index, (kind, _, resources) in enumerate(kinds):
         resources = dict(resources)
-        if rng.randrange(7) == 0:
+        if index in tagged:
             resources[TAG] = 0
-        if rng.randrange(5) == 0:
-            resources[SEMAPHORE] = rng.choice((1, 2, 4))
-        if rng.randrange(13) == 0:
+        if index in licensed:
+            resources[SEMAPHORE] = licensed[index]
+        if index in warded:
             resources[WARD] = -math.inf
         result.append({"name": f"{kind}-{index:06d}", "resources": resources})
     return result
@@ -59,25 +64,51 @@ def flavours(count: int = 36, seed: int = 2) -> List[Dict[str, Any]]:
 
 
 def workloads(count: int, seed: int = 3, prefix: str = "w") -> List[Dict[str, Any]]:
-    """``count`` workload dicts drawn from :func:`flavours`: a tag on about 1
-    in 9, a semaphore on 1 in 15, an immunity to the ward on 1 in 50 and one
-    of 40 aversion groups on 1 in 4."""
+    """``count`` workload dicts, the :func:`flavours` in equal shares: a tag
+    on 1 in 9, a semaphore on 1 in 15, an immunity to the ward on 1 in 50
+    and one of the 40 aversion groups (in equal shares) on 1 in 4."""
     rng = random.Random(seed)
-    menu = flavours()
+    menu = dealt(rng, count, [(flavour, 1) for flavour in flavours()])
+    tagged = chosen(rng, count, 9)
+    licensed = chosen(rng, count, 15)
+    immune = chosen(rng, count, 50)
+    grouped = dict(zip(sorted(chosen(rng, count, 4)),
+                       dealt(rng, round(count / 4),
+                             [(f"group-{group:02d}", 1) for group in range(GROUPS)])))
     result = []
-    for index in range(count):
-        requirements = dict(rng.choice(menu))
-        if rng.randrange(9) == 0:
+    for index, flavour in enumerate(menu):
+        requirements = dict(flavour)
+        if index in tagged:
             requirements[TAG] = 0
-        if rng.randrange(15) == 0:
+        if index in licensed:
             requirements[SEMAPHORE] = 1
         spec: Dict[str, Any] = {"name": f"{prefix}-{index:07d}", "requirements": requirements}
-        if rng.randrange(50) == 0:
+        if index in immune:
             spec["immunities"] = [WARD]
-        if rng.randrange(4) == 0:
-            spec["aversion_groups"] = [f"group-{rng.randrange(GROUPS):02d}"]
+        if index in grouped:
+            spec["aversion_groups"] = [grouped[index]]
         result.append(spec)
     return result
+
+
+def dealt(rng: random.Random, count: int, shares: Sequence[Tuple[Any, int]]) -> List[Any]:
+    """``count`` items in random order, each in its exact share (``shares``
+    pairs an item with its weight; largest remainders round): a small
+    problem has the same mix as a large one, not a sample of it."""
+    total = sum(weight for _, weight in shares)
+    exact = [count * weight / total for _, weight in shares]
+    counts = [int(value) for value in exact]
+    by_remainder = sorted(range(len(shares)), key=lambda i: counts[i] - exact[i])
+    for i in by_remainder[:count - sum(counts)]:
+        counts[i] += 1
+    items = [item for (item, _), times in zip(shares, counts) for _ in range(times)]
+    rng.shuffle(items)
+    return items
+
+
+def chosen(rng: random.Random, count: int, every: int) -> Set[int]:
+    """Exactly one index in ``every`` of ``range(count)`` (rounded), at random."""
+    return set(rng.sample(range(count), round(count / every)))
 
 
 def problem(node_count: int, workload_count: int, over: bool = False,
