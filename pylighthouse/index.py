@@ -39,11 +39,16 @@ skips every subtree where a required, non-immune resource (immunity
 ignores the value, so immune ones are not pruned on) is bounded below the
 requirement, where every node is cordoned, or where the workload's mixed
 term falls short. Inside a surviving block it tries the first few nodes,
-sieves the rest on the float copies of up to two positive requirements
-(floats round monotonically, so the sieve drops only nodes that fall short
-exactly), tests
+sieves the rest on the float copies of up to two positive requirements,
+tests
 each candidate with the same cheap bounds, skips the averse ones in the first
 aversion pass, and asks ``check_fit``: the first yes is the answer.
+
+Bounds and the sieve work on float copies of the quantities (each node
+keeps one, ``floats``): conversion to the nearest float never reverses the
+order of two quantities, so a float bound below the float of a requirement
+means the exact quantity falls short too; the decimals are compared only
+where a node is tried. Mixed terms, which scale, are raised past rounding.
 
 Bounds are upper bounds, not always exact ones. A node that gains room
 raises its block's bounds at once (O(F x T log B) for F families and T
@@ -53,8 +58,8 @@ for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
 ``load / 4`` or fewer, keeping the largest bound of the blocks they replace;
 the trees' leaves after them shift (O(F x T x B) pointer moves, one slice
 a tree, in C), which happens about once every ``load`` moves; the internal
-levels right of the change are recomputed (O(B) a tree, with ``map``) when
-a search next uses the tree.
+levels right of the change are recomputed (O(B) a tree, in list
+comprehensions) when a search next uses the tree.
 
 Per workload shape (requirements and immunities) the index keeps its search
 context (family, trees, checks, mixed term, floor, sieve: see
@@ -133,7 +138,7 @@ class NodeIndex:
         self._lasts: List[Any] = []
         self._cap = 1
         self._families: Dict[Any, Dict[Any, Tree]] = {
-            ALL: {OPEN: [NEG, NEG]}, CLEAN: {OPEN: [NEG, NEG]}}
+            ALL: {OPEN: [-INF, -INF]}, CLEAN: {OPEN: [-INF, -INF]}}
         #: Resource -> its family, for the resources that have one.
         self._selected: Dict[str, Any] = {}
         self._present: Counter = Counter()
@@ -185,7 +190,7 @@ class NodeIndex:
             return False
         return family is CLEAN or family[1] in slot.remaining
 
-    def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> Decimal:
+    def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> float:
         """The exact bound of ``term`` over the family's open (not cordoned)
         nodes in ``block``: a search never takes a cordoned node, so those
         need no bound, and a drained node's room loosens no bound.
@@ -291,7 +296,7 @@ class NodeIndex:
         for trees in self._families.values():
             for term in remaining:
                 if term not in trees:
-                    trees[term] = [NEG] * (2 * self._cap)
+                    trees[term] = [-INF] * (2 * self._cap)
                     self._mixed.clear()
         self._size += 1
         self._present.update(remaining.keys())
@@ -307,7 +312,7 @@ class NodeIndex:
                 self._selected[term] = family
                 self._mixed.clear()
                 self._families[family] = {
-                    term: [NEG] * (2 * self._cap) for term in self._families[ALL]
+                    term: [-INF] * (2 * self._cap) for term in self._families[ALL]
                     if type(term) is not tuple or term is OPEN}
                 self._replace(0, 0, 0, (family,))
 
@@ -395,7 +400,6 @@ class NodeIndex:
         leaf = self._cap + block
         values: Dict[Any, Any] = {}
         floats = slot.floats
-        remaining = slot.remaining
         member = self._member
         for family, trees in self._families.items():
             if family is ALL or member(slot, family):
@@ -408,9 +412,9 @@ class NodeIndex:
                         # The node's value for the term, written out: this
                         # runs for every term after every release.
                         if type(term) is not tuple:
-                            value = remaining.get(term, NEG)
+                            value = floats.get(term, -INF)
                         elif term is OPEN:
-                            value = ZERO  # not cordoned
+                            value = 0.0  # not cordoned
                         else:
                             value = term[1].bound(floats)
                         values[term] = value
@@ -558,7 +562,7 @@ class NodeIndex:
         for tree in trees:
             entry = stale.pop(id(tree), None)
             if entry is not None:
-                _rebuild(tree, self._cap, entry[1], max)
+                _rebuild(tree, self._cap, entry[1])
 
     def _mix(self, family: Any, term: Any) -> Tree:
         """Give ``family`` a tree for the mixed ``term``, every bound infinite
@@ -566,9 +570,9 @@ class NodeIndex:
         exact. Cost: O(B) for B blocks."""
         cap = self._cap
         self._mixed.clear()
-        tree = self._families[family][term] = [NEG] * (2 * cap)
+        tree = self._families[family][term] = [-INF] * (2 * cap)
         tree[cap:cap + len(self._blocks)] = [INF] * len(self._blocks)
-        _rebuild(tree, cap, 0, max)
+        _rebuild(tree, cap, 0)
         return tree
 
     def _replace(self, first: int, removed: int, added: int,
@@ -600,7 +604,7 @@ class NodeIndex:
             self._stale.clear()
             for trees in self._families.values():
                 for term, tree in trees.items():
-                    fresh = [NEG] * (2 * new_cap)
+                    fresh = [-INF] * (2 * new_cap)
                     fresh[new_cap:new_cap + old_count] = tree[cap:cap + old_count]
                     trees[term] = fresh
             counts = [0] * (2 * new_cap)
@@ -621,10 +625,10 @@ class NodeIndex:
             for family in families:
                 trees = self._families[family]
                 for term in trees:
-                    tree = trees[term] = [NEG] * (2 * cap)
+                    tree = trees[term] = [-INF] * (2 * cap)
                     tree[cap:cap + count] = [self._leaf(nodes, family, term)
                                              for nodes in blocks]
-                    _rebuild(tree, cap, 0, max)
+                    _rebuild(tree, cap, 0)
             if len(families) < len(self._families):
                 return
             self._counts = [0] * (2 * cap)
@@ -639,7 +643,7 @@ class NodeIndex:
                         bound = self._leaf(self._blocks[first], family, term)
                     tree[cap + first:2 * cap] = (
                         [bound] * added + tree[cap + first + removed:cap + old_count]
-                        + [NEG] * (cap - count))
+                        + [-INF] * (cap - count))
                     # The internal levels are recomputed when a search
                     # needs this tree (most mixed terms' trees wait long);
                     # _set stays correct meanwhile: every ancestor of an
@@ -652,7 +656,7 @@ class NodeIndex:
         counts[cap + first:2 * cap] = (
             [len(nodes) for nodes in self._blocks[first:first + added]]
             + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
-        _rebuild(counts, cap, rebuild_from if families is None else 0, _add)
+        _rebuild(counts, cap, rebuild_from if families is None else 0, counts=True)
 
     # ------------------------------------------------------------ searching
 
@@ -730,9 +734,9 @@ class NodeIndex:
             if tree is None:
                 return self._version, None, [], [], False, None
             if key not in immunities:
-                terms.append((tree, needed, key))
+                terms.append((tree, float(needed), key))
                 checks.append((key, needed))
-        terms.append((trees[OPEN], ZERO, OPEN))
+        terms.append((trees[OPEN], 0.0, OPEN))
         term, floor, sieve = self._plan(requirements, checks)
         if term is not None:
             tree = trees.get(term)
@@ -948,7 +952,7 @@ def _least_of(items: Tuple[Tuple[str, float], ...]) -> Tuple[
         def largest(rows: Sequence[Mapping[str, float]]) -> Any:
             return _upper(max([x if (x := row.get(first, INF) * one)
                                < (y := row.get(second, INF) * two) else y
-                               for row in rows], default=NEG))
+                               for row in rows], default=-INF))
     elif len(items) == 3:
         (first, one), (second, two), (third, three) = items
 
@@ -962,14 +966,14 @@ def _least_of(items: Tuple[Tuple[str, float], ...]) -> Tuple[
             return _upper(max([
                 least if (least := x if (x := row.get(first, INF) * one)
                           < (y := row.get(second, INF) * two) else y)
-                < (z := row.get(third, INF) * three) else z for row in rows], default=NEG))
+                < (z := row.get(third, INF) * three) else z for row in rows], default=-INF))
     else:
         def least(floats: Mapping[str, float]) -> float:
             return min([floats.get(key, INF) * scale for key, scale in items])
 
         def largest(rows: Sequence[Mapping[str, float]]) -> Any:
             return _upper(max([min([row.get(key, INF) * scale for key, scale in items])
-                               for row in rows], default=NEG))
+                               for row in rows], default=-INF))
     return least, largest
 
 
@@ -1001,25 +1005,23 @@ def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
             if not slot.cordoned and not slot.negative and key in slot.remaining]
 
 
-def _exact_bounds(nodes: Sequence[Any], terms: Sequence[Any]) -> List[Any]:
+def _exact_bounds(nodes: Sequence[Any], terms: Sequence[Any]) -> List[float]:
     """The exact bound of each of ``terms`` over ``nodes`` (open members of
-    a family), each node's mappings read once for all terms.
-    Cost: O(len(nodes)) a term."""
-    rows = list(map(_remaining_of, nodes))
-    floats = None
+    a family), from the nodes' float copies, each read once for all terms:
+    for a resource the largest float (see the module docstring), for a mixed
+    term its :meth:`_Scales.largest`. Cost: O(len(nodes)) a term."""
+    rows = list(map(_floats_of, nodes))
     values = []
     for term in terms:
         if term is OPEN:
-            values.append(ZERO if nodes else NEG)
+            values.append(0.0 if nodes else -INF)
         elif type(term) is tuple:
-            if floats is None:
-                floats = list(map(_floats_of, nodes))
-            values.append(term[1].largest(floats))
+            values.append(term[1].largest(rows))
         else:
             try:  # (in C while every node has the resource)
-                values.append(max(map(itemgetter(term), rows), default=NEG))
+                values.append(max(map(itemgetter(term), rows), default=-INF))
             except KeyError:
-                values.append(max([row.get(term, NEG) for row in rows], default=NEG))
+                values.append(max([row.get(term, -INF) for row in rows], default=-INF))
     return values
 
 
@@ -1027,7 +1029,6 @@ def _key_of(slot: Any) -> Any:
     return slot.key
 
 
-_remaining_of = attrgetter("remaining")
 _floats_of = attrgetter("floats")
 
 
@@ -1035,15 +1036,18 @@ def _negative(remaining: Mapping[str, Decimal]) -> bool:
     return any(value < ZERO for value in remaining.values())
 
 
-def _add(left: int, right: int) -> int:
-    return left + right
-
-
-def _rebuild(tree: List[Any], cap: int, first: int, combine: Callable[[Any, Any], Any]) -> None:
+def _rebuild(tree: List[Any], cap: int, first: int, counts: bool = False) -> None:
     """Recompute the internal nodes above leaves ``first`` and after, level
-    by level (slices and ``map`` keep the loop in C)."""
+    by level: each the larger of its children (their sum in a tree of
+    ``counts``). List comprehensions over pairs: ``map(max, ...)`` costs
+    about four times as much (``max`` parses its arguments on every call)."""
     low, high = (cap + first) // 2, cap
     while high > 1:
-        tree[low:high] = map(combine, tree[2 * low:2 * high:2], tree[2 * low + 1:2 * high:2])
+        pairs = iter(tree[2 * low:2 * high])
+        if counts:
+            tree[low:high] = [left + right for left, right in zip(pairs, pairs)]
+        else:
+            tree[low:high] = [left if left >= right else right
+                              for left, right in zip(pairs, pairs)]
         low //= 2
         high //= 2

@@ -10,6 +10,7 @@ undefined BinPack scores. After every step the index's own invariants are
 checked against a recomputation from scratch.
 """
 from contextlib import contextmanager
+from decimal import Decimal
 from unittest import mock
 
 from hypothesis import given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
-from pylighthouse.index import ALL, NEG, OPEN, NodeIndex, _Scales, _upper
+from pylighthouse.index import ALL, INF, OPEN, NodeIndex, _Scales, _upper
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from test_differential import assert_same_state, run, run_reference, concrete
@@ -70,8 +71,9 @@ def check_index(distributor):
                 assert tree[cap + block] >= exact, (family, term, block)
             for position in range(1, cap):
                 assert tree[position] >= max(tree[2 * position], tree[2 * position + 1])
-            assert all(value == NEG for value in tree[cap + len(index._blocks):])
+            assert all(value == -INF for value in tree[cap + len(index._blocks):])
     for slot in order:
+        assert slot.floats == {key: float(value) for key, value in slot.remaining.items()}
         assert slot.negative == any(v < 0 for v in slot.remaining.values())
         assert {k for k, v in slot.remaining.items() if v < 0} <= index.negative
     assert OPEN in index._families[ALL]
@@ -326,5 +328,39 @@ def test_a_mixed_terms_exact_bound_is_its_largest_raised_least(width, rows):
     scales = _Scales({key: 2.0 ** -(2 * i) for i, key in enumerate(keys)})
     floats = [{key: value for key, value in zip(keys, row) if value is not None}
               for row in rows]
-    expected = _upper(max([scales.least(row) for row in floats], default=NEG))
+    expected = _upper(max([scales.least(row) for row in floats], default=-INF))
     assert scales.largest(floats) == expected
+
+
+def test_quantities_at_the_edges_of_float_range_decide_like_the_reference():
+    """The trees and the sieve compare float copies: a finite quantity beyond
+    float range, one that rounds to zero, and neighbours closer than float
+    rounding must still be pruned only where they fall short exactly. Each
+    node meets each requirement on its own, so one wrong prune changes a
+    decision."""
+    edges = ["1e400", "-1e400", "1e-400", "-1e-400", "0", "1", "1.00000000000000000001",
+             "0.99999999999999999999", "1.7976931348623157e308", "1.8e308", "-1.8e308"]
+    values = [Decimal(value) for value in edges]  # (the reference cannot mix them with inf)
+    workloads = [[{"name": "w", "requirements": {"cpu": value}}] for value in values] + \
+        [[{"name": "w", "requirements": {"cpu": value, "mem": value, "disk": value}}]
+         for value in values]
+    # Alone, and behind five nodes that fit nothing in one block, where it is sieved.
+    fillers = [{"name": f"f{i}", "resources": {"gpu": 1}} for i in range(5)]
+    for strategy in ("Prioritized", "RoundRobin", "BinPack"):
+        for value in values:
+            node = {"name": "n", "resources": {"cpu": value, "mem": value, "disk": value}}
+            for nodes, load in (([node], 1), (fillers + [node], 48)):
+                for batch in workloads:
+                    fast = make(strategy, nodes, {"cpu": 1}, True, load)
+                    expected = Reference(strategy, nodes, {"cpu": 1}).assign(batch)
+                    assert fast.attempt_assign_loads(batch) == expected, (strategy, value, batch)
+                    check_index(fast)
+        nodes = [{"name": f"n{i}", "resources": {"cpu": value, "mem": value}}
+                 for i, value in enumerate(values)]
+        batch = [{"name": f"w{i}", "requirements": {"cpu": value, "mem": value}}
+                 for i, value in enumerate(values)]
+        fast = make(strategy, nodes, {"cpu": 1}, True, 1)
+        reference = Reference(strategy, nodes, {"cpu": 1})
+        assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+        assert_same_state(fast, reference)
+        check_index(fast)
