@@ -820,7 +820,12 @@ class BinPackDistributor(Distributor):
         return sorted(self._slots.values(), key=lambda slot: key(slot.remaining, slot.name))
 
     def _index_key(self, slot: _Slot) -> Any:
-        return self._rubric.sort_key(slot.remaining, slot.name)
+        # The rubric's sort key with the score's nearest float in front. The
+        # order is the same (converting to the nearest float never reverses
+        # two decimals; equal floats fall through to the decimals), and most
+        # comparisons in the index's bisections end on the floats.
+        flag, score, name = self._rubric.sort_key(slot.remaining, slot.name)
+        return (flag, float(score), score, name)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
         # Biggest score first, ties by name. Workloads come in a few flavours:

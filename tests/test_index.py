@@ -52,7 +52,8 @@ def check_index(distributor):
         key = distributor._rubric.sort_key
         assert [s.name for s in order] == [
             s.name for s in sorted(order, key=lambda s: key(s.remaining, s.name))]
-        assert all(s.key == key(s.remaining, s.name) for s in order)
+        assert all(s.key == distributor._index_key(s) for s in order)
+        assert all((s.key[0], *s.key[2:]) == key(s.remaining, s.name) for s in order)
     else:
         assert [s.name for s in order] == list(distributor._slots)
     assert len(index) == len(order) == len(distributor._slots)
