@@ -40,9 +40,9 @@ ignores the value, so immune ones are not pruned on) is bounded below the
 requirement, where every node is cordoned, or where the workload's mixed
 term falls short. Inside a surviving block it tries the first few nodes,
 sieves the rest on the float copies of up to two positive requirements,
-tests
-each candidate with the same cheap bounds, skips the averse ones in the first
-aversion pass, and asks ``check_fit``: the first yes is the answer.
+tests each candidate with the same cheap bounds, skips the averse ones in
+the first aversion pass, and asks ``check_fit``: the first yes is the
+answer.
 
 Bounds and the sieve work on float copies of the quantities (each node
 keeps one, ``floats``): conversion to the nearest float never reverses the
