@@ -2,6 +2,7 @@
 import os
 import sys
 import time
+from collections import Counter
 
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "benchmarks")
@@ -73,3 +74,27 @@ def test_growth_alternates_two_sizes_and_reports_each_strategy(capsys):
     assert [line.split(":")[0] for line in lines] == ["RoundRobin", "BinPack"]
     assert all("at 20x100" in line and "at 60x300" in line and "medians of 2" in line
                for line in lines)
+
+
+def test_every_size_has_the_same_mix():
+    """Types, flavours and features are dealt in exact shares, so a small
+    problem is a smaller copy of a large one (growth compares like with like)."""
+    for count in (100, 1000):
+        nodes, workloads = problems.problem(count, 10 * count)
+        kinds = Counter(node["name"].split("-")[0] for node in nodes)
+        assert kinds == {"small": count * 4 // 10, "medium": count * 3 // 10,
+                         "highmem": count * 2 // 10, "large": count // 10}
+        resources = [node["resources"] for node in nodes]
+        assert sum(problems.TAG in r for r in resources) == round(count / 7)
+        assert sum(problems.SEMAPHORE in r for r in resources) == round(count / 5)
+        assert sum(problems.WARD in r for r in resources) == round(count / 13)
+        flavours = Counter(tuple(sorted((key, value) for key, value in w["requirements"].items()
+                                        if key in ("cpu", "mem", "disk")))
+                           for w in workloads)
+        assert len(flavours) == 36 and max(flavours.values()) - min(flavours.values()) <= 1
+        assert sum(problems.SEMAPHORE in w["requirements"] for w in workloads) == \
+            round(10 * count / 15)
+        assert sum("immunities" in w for w in workloads) == round(10 * count / 50)
+        groups = Counter(g for w in workloads for g in w.get("aversion_groups", ()))
+        assert sum(groups.values()) == round(10 * count / 4)
+        assert max(groups.values()) - min(groups.values()) <= 1
