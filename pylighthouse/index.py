@@ -86,6 +86,7 @@ from .quantities import ZERO
 
 __all__ = ["NodeIndex", "OPEN", "ALL", "CLEAN"]
 
+#: A missing resource in a node's exact checks (the trees use ``-INF``).
 NEG = Decimal("-Infinity")
 INF = float("inf")
 #: Term: zero where some node takes new workloads (not cordoned).
@@ -205,7 +206,7 @@ class NodeIndex:
             self._set(tree, index, value)
 
     @staticmethod
-    def _set(tree: Tree, index: int, value: Decimal) -> None:
+    def _set(tree: Tree, index: int, value: float) -> None:
         """Set leaf ``index`` (a tree position) and fix its ancestors. O(log B)."""
         old = tree[index]
         if value == old:
