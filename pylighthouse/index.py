@@ -492,8 +492,8 @@ class NodeIndex:
         if carried is None:
             self._raise(slot, block, self._terms())
         elif not slot.cordoned:
-            self._raise(slot, block, [term for term in self._families[ALL]
-                                      if type(term) is not tuple or term is OPEN])
+            # (Its own resources: for one it lacks, its value is minus infinity.)
+            self._raise(slot, block, [*slot.floats, OPEN])
             leaf = self._cap + block
             values: Dict[Any, float] = {}
             floats = slot.floats
