@@ -855,6 +855,7 @@ class NodeIndex:
         end_position). A block whose bounds pass but where no node fits has
         its bounds for these terms made exact."""
         cap = self._cap
+        height = cap.bit_length()  # of a leaf's position
         blocks = self._blocks
         index = cap + block
         last = cap + end_block
@@ -901,15 +902,15 @@ class NodeIndex:
                                 return slot
                 if begin == 0 and stop == len(nodes):
                     self._tighten(nodes, family, terms, index)
-            while index & 1:
-                index >>= 1
+            # On to the next subtree: up past the right children (trailing
+            # ones), then to the right sibling.
+            index >>= (index ^ (index + 1)).bit_length() - 1
             if not index:
                 return None
             index += 1
-            # A subtree starting right of the end holds nothing wanted.
-            probe = index
-            while probe < cap:
-                probe *= 2
+            # A subtree starting right of the end holds nothing wanted (its
+            # first leaf: the subtree's root shifted down to the leaves).
+            probe = index << (height - index.bit_length())
             if probe > last or (probe == last and not end_position):
                 return None
 
