@@ -55,11 +55,14 @@ raises its block's bounds at once (O(F x T log B) for F families and T
 terms); a node that loses room changes nothing, and a search that scans a
 whole block in vain makes that block's bounds for its terms exact (O(L x T)
 for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
-``load / 4`` or fewer, keeping the largest bound of the blocks they replace;
-the trees' leaves after them shift (O(F x T x B) pointer moves, one slice
-a tree, in C), which happens about once every ``load`` moves; the internal
-levels right of the change are recomputed (O(B) a tree, in list
-comprehensions) when a search next uses the tree.
+``load / 4`` or fewer, keeping the largest bound of the blocks they replace.
+The blocks' leaves sit mid-row in the trees, with room on both sides, and
+the leaves of the blocks before or after the change shift, whichever are
+fewer (O(F x T x B) pointer moves at worst, one slice a tree, in C), which
+happens about once every ``load`` moves; the internal levels above the
+shifted leaves are recomputed (in list comprehensions) when a search next
+uses the tree. The sum tree of block sizes (for ranks) is summed over the
+leaves changed since when a rank is next needed.
 
 Per workload shape (requirements and immunities) the index keeps its search
 context (family, trees, checks, mixed term, floor, sieve: see
@@ -138,12 +141,20 @@ class NodeIndex:
         self._keys: List[List[Any]] = []
         self._lasts: List[Any] = []
         self._cap = 1
+        #: The leaf position of the first block: the blocks' leaves are
+        #: ``_lo`` to ``_lo + B``, with room on both sides, so that a split
+        #: or merge shifts the shorter side's leaves (see _replace).
+        self._lo = 0
         self._families: Dict[Any, Dict[Any, Tree]] = {
             ALL: {OPEN: [-INF, -INF]}, CLEAN: {OPEN: [-INF, -INF]}}
         #: Resource -> its family, for the resources that have one.
         self._selected: Dict[str, Any] = {}
         self._present: Counter = Counter()
         self._counts: List[int] = [0, 0]
+        #: Leaves ``_dirty_from`` to ``_dirty_to`` (excluded) of ``_counts``
+        #: changed since its internal levels were last summed (see
+        #: _settle_counts): node counts are read only to find ranks.
+        self._dirty_from, self._dirty_to = 1, 0
         #: Resource names (sorted tuple) -> their mixed term.
         self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
@@ -161,10 +172,10 @@ class NodeIndex:
         self._serial = 0
         self._log: List[Any] = []
         self._log_start = 1
-        #: id(tree) -> (tree, first leaf): trees whose internal levels above
-        #: that leaf and after are out of date since a split or merge shifted
-        #: their leaves; brought up to date when a search needs them.
-        self._stale: Dict[int, Tuple[Tree, int]] = {}
+        #: id(tree) -> (tree, first leaf, end leaf): trees whose internal
+        #: levels above those leaves are out of date since a split or merge
+        #: shifted them; brought up to date when a search needs them.
+        self._stale: Dict[int, Tuple[Tree, int, int]] = {}
         self._size = 0
         #: Family -> its mixed terms' (term, tree) pairs, in a fixed order
         #: (see _mixed_trees); emptied whenever trees are made or replaced.
@@ -227,11 +238,20 @@ class NodeIndex:
             tree[index] = best
 
     def _count(self, block: int, delta: int) -> None:
-        index = self._cap + block
-        counts = self._counts
-        while index:
-            counts[index] += delta
-            index >>= 1
+        leaf = self._lo + block
+        self._counts[self._cap + leaf] += delta
+        if leaf < self._dirty_from:
+            self._dirty_from = leaf
+        if leaf >= self._dirty_to:
+            self._dirty_to = leaf + 1
+
+    def _settle_counts(self) -> None:
+        """Sum the internal levels of ``_counts`` above the leaves changed
+        since. Cost: O(D + log B) for D leaves between the first and the
+        last changed."""
+        if self._dirty_from < self._dirty_to:
+            _rebuild(self._counts, self._cap, self._dirty_from, self._dirty_to, counts=True)
+        self._dirty_from, self._dirty_to = self._cap, 0
 
     def touched(self, slot: Any, old_key: Any = None) -> None:
         """Note a change after which ``slot`` may take a workload it refused
@@ -258,9 +278,13 @@ class NodeIndex:
         return block, bisect_left(self._keys[block], key)
 
     def rank(self, slot: Any) -> int:
-        """The number of nodes before ``slot`` in order. Cost: O(log N)."""
+        """The number of nodes before ``slot`` in order. Cost: O(log N), plus
+        O(D) for D blocks between the first and the last changed since a
+        rank was last found."""
+        if self._dirty_from < self._dirty_to:
+            self._settle_counts()
         block, position = self._locate(slot)
-        index = self._cap + block
+        index = self._cap + self._lo + block
         counts = self._counts
         before = position
         while index > 1:
@@ -270,7 +294,10 @@ class NodeIndex:
         return before
 
     def _at(self, rank: int) -> Tuple[int, int]:
-        """(block, position) of the node with ``rank`` nodes before it. O(log B)."""
+        """(block, position) of the node with ``rank`` nodes before it.
+        Cost: O(log B), plus O(D) as in :meth:`rank`."""
+        if self._dirty_from < self._dirty_to:
+            self._settle_counts()
         counts = self._counts
         index = 1
         while index < self._cap:
@@ -278,7 +305,7 @@ class NodeIndex:
             if counts[index] <= rank:
                 rank -= counts[index]
                 index += 1
-        return index - self._cap, rank
+        return index - self._cap - self._lo, rank
 
     # ------------------------------------------------------------ changing
 
@@ -398,7 +425,7 @@ class NodeIndex:
     def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
         if slot.cordoned:
             return  # bounds are over open nodes only (see _leaf)
-        leaf = self._cap + block
+        leaf = self._cap + self._lo + block
         values: Dict[Any, Any] = {}
         floats = slot.floats
         member = self._member
@@ -464,7 +491,7 @@ class NodeIndex:
         if not raising:
             # It lost room, so its mixed values are still below its old
             # block's bounds: carry those instead of computing ~100 values.
-            leaf = self._cap + block
+            leaf = self._cap + self._lo + block
             carried = [(family, [tree[leaf] for _, tree in self._mixed_trees(family)])
                        for family in self._families if self._member(slot, family)]
         self._take(slot, block, position)
@@ -494,7 +521,7 @@ class NodeIndex:
         elif not slot.cordoned:
             # (Its own resources: for one it lacks, its value is minus infinity.)
             self._raise(slot, block, [*slot.floats, OPEN])
-            leaf = self._cap + block
+            leaf = self._cap + self._lo + block
             values: Dict[Any, float] = {}
             floats = slot.floats
             for family, bounds in carried:
@@ -559,105 +586,128 @@ class NodeIndex:
         out of date, O(1) otherwise."""
         stale = self._stale
         if trees is None:
-            trees = [tree for tree, _ in stale.values()]
+            self._settle_counts()
+            trees = [tree for tree, _, _ in stale.values()]
         for tree in trees:
             entry = stale.pop(id(tree), None)
             if entry is not None:
-                _rebuild(tree, self._cap, entry[1])
+                _rebuild(tree, self._cap, entry[1], entry[2])
 
     def _mix(self, family: Any, term: Any) -> Tree:
         """Give ``family`` a tree for the mixed ``term``, every bound infinite
         at first: searches make the bounds of the blocks they scan in vain
         exact. Cost: O(B) for B blocks."""
-        cap = self._cap
+        cap, lo = self._cap, self._lo
         self._mixed.clear()
         tree = self._families[family][term] = [-INF] * (2 * cap)
-        tree[cap:cap + len(self._blocks)] = [INF] * len(self._blocks)
-        _rebuild(tree, cap, 0)
+        tree[cap + lo:cap + lo + len(self._blocks)] = [INF] * len(self._blocks)
+        _rebuild(tree, cap, 0, cap)
         return tree
 
     def _replace(self, first: int, removed: int, added: int,
                  families: Optional[Sequence[Any]] = None) -> None:
         """``removed`` blocks from ``first`` on were replaced by ``added``
         blocks holding the same nodes, give or take the one that came or went
-        (a split, a merge, a block emptied): shift the leaves after them and
-        mark the internal levels from ``first`` on out of date (see
-        :meth:`_settle`). The new blocks take the largest bound of the blocks
-        they replace, an upper bound still.
+        (a split, a merge, a block emptied): shift the leaves of the blocks
+        before them or of those after them, whichever are fewer and have
+        room, and mark the internal levels above the leaves rewritten out of
+        date (see :meth:`_settle`). The new blocks take the largest bound of
+        the blocks they replace, an upper bound still.
 
-        Cost: O(T x (B - first)) for T trees and B blocks, in slices; O(T x B) when the
-        number of blocks outgrows or shrinks well below the trees (the leaves
-        are laid out again in trees of the new size); O(T x N) for the
-        ``families`` given (whose trees are computed afresh).
+        Cost: O(T x min(first, B - first)) for T trees and B blocks, in
+        slices; O(T x B) when the number of blocks outgrows or shrinks well
+        below the trees (the leaves are laid out again, centred, in trees of
+        the new size); O(T x N) for the ``families`` given (whose trees are
+        computed afresh).
         """
         self._version += 1  # trees may be new lists (see _search)
         self._mixed.clear()
         count = len(self._blocks)
-        cap = self._cap
         old_count = count - added + removed
-        rebuild_from = first
-        if families is None and (count > cap or (count <= cap // 4 and cap > 1)):
-            # Lay the same leaves out in trees of the new size (they still
-            # bound the same blocks), then shift them below as usual.
-            new_cap = 1
-            while new_cap < max(count, old_count):
-                new_cap *= 2
-            self._stale.clear()
-            for trees in self._families.values():
-                for term, tree in trees.items():
-                    fresh = [-INF] * (2 * new_cap)
-                    fresh[new_cap:new_cap + old_count] = tree[cap:cap + old_count]
-                    trees[term] = fresh
-            counts = [0] * (2 * new_cap)
-            counts[new_cap:new_cap + old_count] = self._counts[cap:cap + old_count]
-            self._counts = counts
-            self._cap = cap = new_cap
-            rebuild_from = 0
-        if count > cap or (count <= cap // 4 and cap > 1):
-            cap = 1
-            while cap < count:
-                cap *= 2
-            self._cap = cap
-            families = list(self._families)
+        if count > self._cap or (count <= self._cap // 4 and self._cap > 1):
+            self._resize(max(count, old_count), old_count)
+        cap, lo = self._cap, self._lo
         if families is not None:
-            if len(families) == len(self._families):
-                self._stale.clear()
-            blocks = self._blocks
             for family in families:
                 trees = self._families[family]
                 for term in trees:
                     tree = trees[term] = [-INF] * (2 * cap)
-                    tree[cap:cap + count] = [self._leaf(nodes, family, term)
-                                             for nodes in blocks]
-                    _rebuild(tree, cap, 0)
-            if len(families) < len(self._families):
-                return
-            self._counts = [0] * (2 * cap)
-            first, removed, added = 0, count, count
+                    tree[cap + lo:cap + lo + count] = [self._leaf(nodes, family, term)
+                                                       for nodes in self._blocks]
+                    _rebuild(tree, cap, 0, cap)
+            return
+        delta = added - removed
+        # Shift the blocks before (``lo`` moves) or after: the fewer, with room.
+        prefix = delta != 0 and lo - delta >= 0 and (
+            lo + count > cap or first + removed < old_count - first)
+        if prefix:
+            begin, self._lo = min(lo, lo - delta), lo - delta
         else:
-            stale = self._stale
-            for family, trees in self._families.items():
-                for term, tree in trees.items():
-                    if removed:
-                        bound = max(tree[cap + first:cap + first + removed])
-                    else:  # the first block
-                        bound = self._leaf(self._blocks[first], family, term)
-                    tree[cap + first:2 * cap] = (
-                        [bound] * added + tree[cap + first + removed:cap + old_count]
-                        + [-INF] * (cap - count))
-                    # The internal levels are recomputed when a search
-                    # needs this tree (most mixed terms' trees wait long);
-                    # _set stays correct meanwhile: every ancestor of an
-                    # out-of-date node is out of date too.
-                    marked = stale.get(id(tree))
-                    if marked is None or marked[1] > rebuild_from:
-                        stale[id(tree)] = (tree, rebuild_from)
+            begin = lo + first
+        stale = self._stale
+        blocks = self._blocks
+        for family, trees in self._families.items():
+            for term, tree in trees.items():
+                if removed:
+                    bound = max(tree[cap + lo + first:cap + lo + first + removed])
+                else:  # the first block
+                    bound = self._leaf(blocks[first], family, term)
+                if prefix:
+                    segment = ([-INF] * -delta + tree[cap + lo:cap + lo + first]
+                               + [bound] * added)
+                elif delta:
+                    segment = ([bound] * added
+                               + tree[cap + lo + first + removed:cap + lo + old_count]
+                               + [-INF] * -delta)
+                else:
+                    segment = [bound] * added
+                tree[cap + begin:cap + begin + len(segment)] = segment
+                # The internal levels are recomputed when a search needs
+                # this tree (most mixed terms' trees wait long); _set stays
+                # correct meanwhile: every ancestor of an out-of-date node
+                # is out of date too.
+                end = begin + len(segment)
+                marked = stale.get(id(tree))
+                if marked is not None:
+                    stale[id(tree)] = (tree, min(begin, marked[1]), max(end, marked[2]))
+                else:
+                    stale[id(tree)] = (tree, begin, end)
         counts = self._counts
-        old_count = count - added + removed
-        counts[cap + first:2 * cap] = (
-            [len(nodes) for nodes in self._blocks[first:first + added]]
-            + counts[cap + first + removed:cap + old_count] + [0] * (cap - count))
-        _rebuild(counts, cap, rebuild_from if families is None else 0, counts=True)
+        sizes = [len(nodes) for nodes in blocks[first:first + added]]
+        if prefix:
+            segment = [0] * -delta + counts[cap + lo:cap + lo + first] + sizes
+        elif delta:
+            segment = sizes + counts[cap + lo + first + removed:cap + lo + old_count] + [0] * -delta
+        else:
+            segment = sizes
+        counts[cap + begin:cap + begin + len(segment)] = segment
+        self._dirty_from = min(self._dirty_from, begin)
+        self._dirty_to = max(self._dirty_to, begin + len(segment))
+
+    def _resize(self, size: int, old_count: int) -> None:
+        """Lay the ``old_count`` blocks' leaves out again, centred, in
+        trees of the least power of two that holds ``size``, every tree
+        marked out of date. Cost: O(T x B)."""
+        cap, lo = self._cap, self._lo
+        new_cap = 1
+        while new_cap < size:
+            new_cap *= 2
+        new_lo = (new_cap - old_count) // 2
+        stale = self._stale
+        stale.clear()
+        for trees in self._families.values():
+            for term, tree in trees.items():
+                fresh = [-INF] * (2 * new_cap)
+                fresh[new_cap + new_lo:new_cap + new_lo + old_count] = \
+                    tree[cap + lo:cap + lo + old_count]
+                trees[term] = fresh
+                stale[id(fresh)] = (fresh, 0, new_cap)
+        counts = [0] * (2 * new_cap)
+        counts[new_cap + new_lo:new_cap + new_lo + old_count] = \
+            self._counts[cap + lo:cap + lo + old_count]
+        self._counts = counts
+        self._cap, self._lo = new_cap, new_lo
+        self._dirty_from, self._dirty_to = 0, new_cap
 
     # ------------------------------------------------------------ searching
 
@@ -857,8 +907,9 @@ class NodeIndex:
         cap = self._cap
         height = cap.bit_length()  # of a leaf's position
         blocks = self._blocks
-        index = cap + block
-        last = cap + end_block
+        base = cap + self._lo  # the first block's leaf
+        index = base + block
+        last = base + end_block
         while True:
             for tree, needed, _ in terms:
                 if tree[index] < needed:
@@ -869,9 +920,9 @@ class NodeIndex:
                     continue
                 if index > last or (index == last and not end_position):
                     return None
-                nodes = blocks[index - cap]
+                nodes = blocks[index - base]
                 stop = end_position if index == last else len(nodes)
-                begin = position if index == cap + block else 0
+                begin = position if index == base + block else 0
                 # The first few nodes are tried as they are (RoundRobin
                 # usually takes the first); the rest are sieved first on the
                 # float copy of one positive requirement: floats round
@@ -1038,18 +1089,19 @@ def _negative(remaining: Mapping[str, Decimal]) -> bool:
     return any(value < ZERO for value in remaining.values())
 
 
-def _rebuild(tree: List[Any], cap: int, first: int, counts: bool = False) -> None:
-    """Recompute the internal nodes above leaves ``first`` and after, level
-    by level: each the larger of its children (their sum in a tree of
-    ``counts``). List comprehensions over pairs: ``map(max, ...)`` costs
-    about four times as much (``max`` parses its arguments on every call)."""
-    low, high = (cap + first) // 2, cap
-    while high > 1:
+def _rebuild(tree: List[Any], cap: int, first: int, end: int, counts: bool = False) -> None:
+    """Recompute the internal nodes above leaves ``first`` to ``end``
+    (excluded), level by level: each the larger of its children (their sum
+    in a tree of ``counts``). List comprehensions over pairs: ``map(max,
+    ...)`` costs about four times as much (``max`` parses its arguments on
+    every call)."""
+    low, high = (cap + first) >> 1, ((cap + end - 1) >> 1) + 1
+    while low:
         pairs = iter(tree[2 * low:2 * high])
         if counts:
             tree[low:high] = [left + right for left, right in zip(pairs, pairs)]
         else:
             tree[low:high] = [left if left >= right else right
                               for left, right in zip(pairs, pairs)]
-        low //= 2
-        high //= 2
+        low >>= 1
+        high = ((high - 1) >> 1) + 1

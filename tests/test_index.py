@@ -62,17 +62,21 @@ def check_index(distributor):
     assert all(keys == [s.key for s in nodes] and keys == sorted(keys) and keys
                for nodes, keys in zip(index._blocks, index._keys))
     assert index._lasts == [keys[-1] for keys in index._keys]
-    cap = index._cap
+    cap, lo, count = index._cap, index._lo, len(index._blocks)
+    assert 0 <= lo and lo + count <= cap
     assert index._counts[1] == len(order)
+    assert index._counts[cap + lo:cap + lo + count] == [len(nodes) for nodes in index._blocks]
+    assert not any(index._counts[cap:cap + lo]) and not any(index._counts[cap + lo + count:])
     for family, trees in index._families.items():
         for term, tree in trees.items():
             for block, nodes in enumerate(index._blocks):
                 members = [s for s in nodes if index._member(s, family)]
                 exact = index._leaf(members, ALL, term)
-                assert tree[cap + block] >= exact, (family, term, block)
+                assert tree[cap + lo + block] >= exact, (family, term, block)
             for position in range(1, cap):
                 assert tree[position] >= max(tree[2 * position], tree[2 * position + 1])
-            assert all(value == -INF for value in tree[cap + len(index._blocks):])
+            # (Leaves beside the blocks' bound nothing.)
+            assert all(value == -INF for value in tree[cap:cap + lo] + tree[cap + lo + count:])
     for slot in order:
         assert slot.floats == {key: float(value) for key, value in slot.remaining.items()}
         assert slot.negative == any(v < 0 for v in slot.remaining.values())
