@@ -652,15 +652,8 @@ class NodeIndex:
                     bound = max(tree[cap + lo + first:cap + lo + first + removed])
                 else:  # the first block
                     bound = self._leaf(blocks[first], family, term)
-                if prefix:
-                    segment = ([-INF] * -delta + tree[cap + lo:cap + lo + first]
-                               + [bound] * added)
-                elif delta:
-                    segment = ([bound] * added
-                               + tree[cap + lo + first + removed:cap + lo + old_count]
-                               + [-INF] * -delta)
-                else:
-                    segment = [bound] * added
+                segment = _shifted(tree, cap + lo, first, removed, old_count,
+                                   [bound] * added, -INF, prefix)
                 tree[cap + begin:cap + begin + len(segment)] = segment
                 # The internal levels are recomputed when a search needs
                 # this tree (most mixed terms' trees wait long); _set stays
@@ -673,13 +666,8 @@ class NodeIndex:
                 else:
                     stale[id(tree)] = (tree, begin, end)
         counts = self._counts
-        sizes = [len(nodes) for nodes in blocks[first:first + added]]
-        if prefix:
-            segment = [0] * -delta + counts[cap + lo:cap + lo + first] + sizes
-        elif delta:
-            segment = sizes + counts[cap + lo + first + removed:cap + lo + old_count] + [0] * -delta
-        else:
-            segment = sizes
+        segment = _shifted(counts, cap + lo, first, removed, old_count,
+                           [len(nodes) for nodes in blocks[first:first + added]], 0, prefix)
         counts[cap + begin:cap + begin + len(segment)] = segment
         self._dirty_from = min(self._dirty_from, begin)
         self._dirty_to = max(self._dirty_to, begin + len(segment))
@@ -697,15 +685,9 @@ class NodeIndex:
         stale.clear()
         for trees in self._families.values():
             for term, tree in trees.items():
-                fresh = [-INF] * (2 * new_cap)
-                fresh[new_cap + new_lo:new_cap + new_lo + old_count] = \
-                    tree[cap + lo:cap + lo + old_count]
-                trees[term] = fresh
+                fresh = trees[term] = _relaid(tree, cap + lo, old_count, new_cap, new_lo, -INF)
                 stale[id(fresh)] = (fresh, 0, new_cap)
-        counts = [0] * (2 * new_cap)
-        counts[new_cap + new_lo:new_cap + new_lo + old_count] = \
-            self._counts[cap + lo:cap + lo + old_count]
-        self._counts = counts
+        self._counts = _relaid(self._counts, cap + lo, old_count, new_cap, new_lo, 0)
         self._cap, self._lo = new_cap, new_lo
         self._dirty_from, self._dirty_to = 0, new_cap
 
@@ -1087,6 +1069,30 @@ _floats_of = attrgetter("floats")
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:
     return any(value < ZERO for value in remaining.values())
+
+
+def _shifted(row: List[Any], at: int, first: int, removed: int, count: int,
+             new: List[Any], empty: Any, prefix: bool) -> List[Any]:
+    """The leaves a split or merge rewrites in ``row`` (a tree, or the
+    counts), from the first one it changes on: ``removed`` of the ``count``
+    blocks, from block ``first`` on (the first block's leaf at ``at``), are
+    replaced by the leaves ``new``; with ``prefix`` the leaves of the blocks
+    before them shift (by the change in number, ``lo`` moving), else those
+    after; leaves left free get ``empty``. See :meth:`NodeIndex._replace`."""
+    delta = len(new) - removed
+    if prefix:
+        return [empty] * -delta + row[at:at + first] + new
+    if delta:
+        return new + row[at + first + removed:at + count] + [empty] * -delta
+    return new
+
+
+def _relaid(row: List[Any], at: int, count: int, cap: int, lo: int, empty: Any) -> List[Any]:
+    """``row``'s ``count`` leaves from ``at`` on, laid out from leaf ``lo``
+    of a row for ``cap`` leaves (internal levels left to recompute)."""
+    fresh = [empty] * (2 * cap)
+    fresh[cap + lo:cap + lo + count] = row[at:at + count]
+    return fresh
 
 
 def _rebuild(tree: List[Any], cap: int, first: int, end: int, counts: bool = False) -> None:
