@@ -56,13 +56,18 @@ terms); a node that loses room changes nothing, and a search that scans a
 whole block in vain makes that block's bounds for its terms exact (O(L x T)
 for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
 ``load / 4`` or fewer, keeping the largest bound of the blocks they replace.
-The blocks' leaves sit mid-row in the trees, with room on both sides, and
-the leaves of the blocks before or after the change shift, whichever are
-fewer (O(F x T x B) pointer moves at worst, one slice a tree, in C), which
-happens about once every ``load`` moves; the internal levels above the
-shifted leaves are recomputed (in list comprehensions) when a search next
-uses the tree. The sum tree of block sizes (for ranks) is summed over the
-leaves changed since when a rank is next needed.
+The blocks' leaves are spread along the trees' leaf row with gaps between
+(minus infinity in every tree, so never searched): a merge leaves a gap
+where a block was, and a split's second half takes the gap after its first
+half, or else the nearest one, the leaves between shifting by one towards
+it (O(F x T x D) pointer moves for D leaves to the gap, one slice a tree,
+in C), which happens about once every ``load`` moves; the internal levels
+above the leaves rewritten are recomputed (in list comprehensions) when a
+search next uses the tree. Only when the blocks outgrow the row, or shrink
+to a quarter of it, are the leaves spread out again, in trees of the new
+size (O(F x T x B)). The sum tree of block sizes (for ranks) is summed over
+the leaves changed since when a rank is next needed, and a rank near the
+last one found is counted from it, without the tree.
 
 Per workload shape (requirements and immunities) the index keeps its search
 context (family, trees, checks, mixed term, floor, sieve: see
@@ -118,6 +123,8 @@ HEAD = 4
 #: A search may resume from the last answer for its shape when at most this
 #: many changes to nodes came since (see :meth:`NodeIndex.first_fit`).
 RESUME = 64
+#: A rank within this many blocks of the last one found is counted from it.
+NEAR = 2
 
 Tree = List[Any]
 
@@ -141,10 +148,13 @@ class NodeIndex:
         self._keys: List[List[Any]] = []
         self._lasts: List[Any] = []
         self._cap = 1
-        #: The leaf position of the first block: the blocks' leaves are
-        #: ``_lo`` to ``_lo + B``, with room on both sides, so that a split
-        #: or merge shifts the shorter side's leaves (see _replace).
-        self._lo = 0
+        #: Block number -> the offset of its leaf in the trees' leaf rows
+        #: (tree position ``_cap + offset``), increasing, with gaps between:
+        #: a split takes the nearest gap, a merge leaves one (see _replace).
+        self._leaves: List[int] = []
+        #: Leaf offset -> the nodes of the block whose leaf it is, or None
+        #: for a gap (minus infinity in every tree, zero in the counts).
+        self._row: List[Optional[List[Any]]] = [None]
         self._families: Dict[Any, Dict[Any, Tree]] = {
             ALL: {OPEN: [-INF, -INF]}, CLEAN: {OPEN: [-INF, -INF]}}
         #: Resource -> its family, for the resources that have one.
@@ -155,6 +165,10 @@ class NodeIndex:
         #: changed since its internal levels were last summed (see
         #: _settle_counts): node counts are read only to find ranks.
         self._dirty_from, self._dirty_to = 1, 0
+        #: (rank, block, position) of the node whose rank was last found or
+        #: looked up, while no block has changed since: a rank or position
+        #: a few blocks from it is counted from it (see rank, _at).
+        self._known: Optional[Tuple[int, int, int]] = None
         #: Resource names (sorted tuple) -> their mixed term.
         self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
@@ -238,7 +252,8 @@ class NodeIndex:
             tree[index] = best
 
     def _count(self, block: int, delta: int) -> None:
-        leaf = self._lo + block
+        self._known = None
+        leaf = self._leaves[block]
         self._counts[self._cap + leaf] += delta
         if leaf < self._dirty_from:
             self._dirty_from = leaf
@@ -280,22 +295,50 @@ class NodeIndex:
     def rank(self, slot: Any) -> int:
         """The number of nodes before ``slot`` in order. Cost: O(log N), plus
         O(D) for D blocks between the first and the last changed since a
-        rank was last found."""
+        rank was last found. When the last rank found or looked up lies at
+        most ``NEAR`` blocks away and no block has changed since
+        (RoundRobin's cursor, placement after placement), it is counted
+        from that one instead: two bisections, no walk up the sum tree."""
+        block, position = self._locate(slot)
+        known = self._known
+        if known is not None:
+            before, start, at = known
+            if start <= block <= start + NEAR:
+                before += position - at + sum(map(len, self._blocks[start:block]))
+                self._known = before, block, position
+                return before
+            if block < start <= block + NEAR:
+                before += position - at - sum(map(len, self._blocks[block:start]))
+                self._known = before, block, position
+                return before
         if self._dirty_from < self._dirty_to:
             self._settle_counts()
-        block, position = self._locate(slot)
-        index = self._cap + self._lo + block
+        index = self._cap + self._leaves[block]
         counts = self._counts
         before = position
         while index > 1:
             if index & 1:
                 before += counts[index - 1]
             index >>= 1
+        self._known = before, block, position
         return before
 
     def _at(self, rank: int) -> Tuple[int, int]:
         """(block, position) of the node with ``rank`` nodes before it.
-        Cost: O(log B), plus O(D) as in :meth:`rank`."""
+        Cost: O(log B), plus O(D) as in :meth:`rank`; O(1) when it lies at
+        most ``NEAR`` blocks after the last rank found or looked up and no
+        block has changed since (see :meth:`rank`)."""
+        wanted = rank
+        known = self._known
+        if known is not None and rank >= known[0]:
+            _, block, position = known
+            position += rank - known[0]
+            blocks = self._blocks
+            for block in range(block, min(block + NEAR + 1, len(blocks))):
+                if position < len(blocks[block]):
+                    self._known = rank, block, position
+                    return block, position
+                position -= len(blocks[block])
         if self._dirty_from < self._dirty_to:
             self._settle_counts()
         counts = self._counts
@@ -305,13 +348,18 @@ class NodeIndex:
             if counts[index] <= rank:
                 rank -= counts[index]
                 index += 1
-        return index - self._cap - self._lo, rank
+        # (A gap counts no node, so the walk ends at a block's leaf.)
+        block = bisect_left(self._leaves, index - self._cap)
+        self._known = wanted, block, rank
+        return block, rank
 
     # ------------------------------------------------------------ changing
 
     def add(self, slot: Any) -> None:
         """A node joins. Cost: O(F x T log N) for F families and T terms, plus
-        O(F x T x B) when its block splits (once every ``load`` joins to it)."""
+        O(F x T x D) when its block splits (once every ``load`` joins to it;
+        D leaves to the nearest gap, see :meth:`_replace`), O(F x T x B) when
+        the blocks outgrow the trees."""
         self._nowhere.clear()
         self._version += 1
         self.touched(slot)
@@ -345,8 +393,10 @@ class NodeIndex:
                 self._replace(0, 0, 0, (family,))
 
     def remove(self, slot: Any) -> None:
-        """A node leaves. Cost: O(log N), plus O(F x T x B) when its block
-        merges or empties (about once every ``load / 2`` removals from it)."""
+        """A node leaves. Cost: O(log N), plus O(F x T) when its block merges
+        or empties (about once every ``load / 2`` removals from it; it
+        leaves a gap, see :meth:`_replace`), O(F x T x B) when the blocks
+        shrink to a quarter of the trees."""
         self._size -= 1
         self._version += 1
         self._present.subtract(slot.remaining.keys())
@@ -365,7 +415,8 @@ class NodeIndex:
         """``slot.remaining`` changed; ``before`` holds the old values of the
         resources that changed. Cost: O(R) when it lost room, O(F x T log N)
         when it gained some; for BinPack, plus a move to its new place, O(log N
-        + load) and, for a block that splits or merges, O(F x T x B)."""
+        + load) and, for a block that splits or merges, as in :meth:`add` and
+        :meth:`remove`."""
         remaining = slot.remaining
         floats = slot.floats
         gained = signed = False
@@ -425,7 +476,7 @@ class NodeIndex:
     def _raise(self, slot: Any, block: int, terms: Iterable[Any]) -> None:
         if slot.cordoned:
             return  # bounds are over open nodes only (see _leaf)
-        leaf = self._cap + self._lo + block
+        leaf = self._cap + self._leaves[block]
         values: Dict[Any, Any] = {}
         floats = slot.floats
         member = self._member
@@ -491,7 +542,7 @@ class NodeIndex:
         if not raising:
             # It lost room, so its mixed values are still below its old
             # block's bounds: carry those instead of computing ~100 values.
-            leaf = self._cap + self._lo + block
+            leaf = self._cap + self._leaves[block]
             carried = [(family, [tree[leaf] for _, tree in self._mixed_trees(family)])
                        for family in self._families if self._member(slot, family)]
         self._take(slot, block, position)
@@ -521,7 +572,7 @@ class NodeIndex:
         elif not slot.cordoned:
             # (Its own resources: for one it lacks, its value is minus infinity.)
             self._raise(slot, block, [*slot.floats, OPEN])
-            leaf = self._cap + self._lo + block
+            leaf = self._cap + self._leaves[block]
             values: Dict[Any, float] = {}
             floats = slot.floats
             for family, bounds in carried:
@@ -597,10 +648,10 @@ class NodeIndex:
         """Give ``family`` a tree for the mixed ``term``, every bound infinite
         at first: searches make the bounds of the blocks they scan in vain
         exact. Cost: O(B) for B blocks."""
-        cap, lo = self._cap, self._lo
+        cap = self._cap
         self._mixed.clear()
         tree = self._families[family][term] = [-INF] * (2 * cap)
-        tree[cap + lo:cap + lo + len(self._blocks)] = [INF] * len(self._blocks)
+        tree[cap:] = [-INF if nodes is None else INF for nodes in self._row]
         _rebuild(tree, cap, 0, cap)
         return tree
 
@@ -608,87 +659,139 @@ class NodeIndex:
                  families: Optional[Sequence[Any]] = None) -> None:
         """``removed`` blocks from ``first`` on were replaced by ``added``
         blocks holding the same nodes, give or take the one that came or went
-        (a split, a merge, a block emptied): shift the leaves of the blocks
-        before them or of those after them, whichever are fewer and have
-        room, and mark the internal levels above the leaves rewritten out of
-        date (see :meth:`_settle`). The new blocks take the largest bound of
-        the blocks they replace, an upper bound still.
+        (a split, a merge, a block emptied). The new blocks take the leaves
+        of the old ones, and the largest bound among them, an upper bound
+        still; a leaf left over becomes a gap. A split's second half takes
+        the gap after its first half, or else the nearest gap, the leaves
+        between shifting by one towards it. The internal levels above the
+        leaves rewritten are marked out of date (see :meth:`_settle`).
 
-        Cost: O(T x min(first, B - first)) for T trees and B blocks, in
-        slices; O(T x B) when the number of blocks outgrows or shrinks well
-        below the trees (the leaves are laid out again, centred, in trees of
-        the new size); O(T x N) for the ``families`` given (whose trees are
-        computed afresh).
+        Cost: O(T x D) for T trees and D leaves between the block and the
+        nearest gap, in slices (none for a merge); O(T x B) for B blocks
+        when they outgrow the trees or shrink well below them (the leaves
+        are spread out again, with gaps between, in trees of the new size);
+        O(T x N) for the ``families`` given (whose trees are computed afresh).
         """
         self._version += 1  # trees may be new lists (see _search)
         self._mixed.clear()
-        count = len(self._blocks)
-        old_count = count - added + removed
-        if count > self._cap or (count <= self._cap // 4 and self._cap > 1):
-            self._resize(max(count, old_count), old_count)
-        cap, lo = self._cap, self._lo
+        self._known = None  # blocks changed
         if families is not None:
+            cap = self._cap
             for family in families:
                 trees = self._families[family]
                 for term in trees:
                     tree = trees[term] = [-INF] * (2 * cap)
-                    tree[cap + lo:cap + lo + count] = [self._leaf(nodes, family, term)
-                                                       for nodes in self._blocks]
+                    tree[cap:] = [-INF if nodes is None else self._leaf(nodes, family, term)
+                                  for nodes in self._row]
                     _rebuild(tree, cap, 0, cap)
             return
-        delta = added - removed
-        # Shift the blocks before (``lo`` moves) or after: the fewer, with room.
-        prefix = delta != 0 and lo - delta >= 0 and (
-            lo + count > cap or first + removed < old_count - first)
-        if prefix:
-            begin, self._lo = min(lo, lo - delta), lo - delta
-        else:
-            begin = lo + first
-        stale = self._stale
+        count = len(self._blocks)
+        if count > self._cap or (count <= self._cap // 4 and self._cap > 1):
+            self._resize(max(count, count - added + removed))
+        cap, leaves, row = self._cap, self._leaves, self._row
         blocks = self._blocks
+        old = leaves[first:first + removed]
+        # ``moved``: the leaves from ``source`` on shift by ``step`` (one
+        # towards the gap taken); ``begin`` to ``end``: the leaves rewritten.
+        source = shifted = step = 0
+        moved: Iterable[int] = ()
+        if added <= removed:  # a merge or an emptied block: no shift
+            new = old[:added]
+            begin, end = old[0], old[-1] + 1
+        elif not removed:  # the first block
+            new = [0]
+            begin, end = 0, 1
+        else:  # a split: the second half takes the nearest gap
+            at = old[0]
+            after = leaves[first + 1] if first + 1 < len(leaves) else cap
+            if at + 1 < after:
+                new = [at, at + 1]
+                begin, end = at, at + 2
+            else:
+                # The nearest gap on either side (one exists: count <= cap);
+                # on a tie, the one on the right.
+                try:
+                    right = row.index(None, at + 1)
+                except ValueError:
+                    right = cap + cap  # none: farther than any on the left
+                gap = at - 1
+                while gap >= 0 and row[gap] is not None and at - gap < right - at:
+                    gap -= 1
+                if gap >= 0 and row[gap] is None and at - gap < right - at:
+                    # The leaves after the gap, up to the block's, move left.
+                    source, shifted, step = gap + 1, at - gap, -1
+                    moved = range(first - (at - gap - 1), first)
+                    new = [at - 1, at]
+                    begin, end = gap, at + 1
+                else:  # those after the block, up to the gap, move right
+                    source, shifted, step = at + 1, right - at - 1, 1
+                    moved = range(first + 1, first + (right - at))
+                    new = [at, at + 1]
+                    begin, end = at, right + 1
+        stale = self._stale
         for family, trees in self._families.items():
             for term, tree in trees.items():
-                if removed:
-                    bound = max(tree[cap + lo + first:cap + lo + first + removed])
-                else:  # the first block
+                if not removed:
                     bound = self._leaf(blocks[first], family, term)
-                segment = _shifted(tree, cap + lo, first, removed, old_count,
-                                   [bound] * added, -INF, prefix)
-                tree[cap + begin:cap + begin + len(segment)] = segment
+                elif removed == 1:
+                    bound = tree[cap + old[0]]
+                else:
+                    bound = max(tree[cap + old[0]], tree[cap + old[1]])
+                if step:
+                    tree[cap + source + step:cap + source + step + shifted] = \
+                        tree[cap + source:cap + source + shifted]
+                for leaf in old:
+                    tree[cap + leaf] = -INF
+                for leaf in new:
+                    tree[cap + leaf] = bound
                 # The internal levels are recomputed when a search needs
                 # this tree (most mixed terms' trees wait long); _set stays
                 # correct meanwhile: every ancestor of an out-of-date node
                 # is out of date too.
-                end = begin + len(segment)
                 marked = stale.get(id(tree))
                 if marked is not None:
                     stale[id(tree)] = (tree, min(begin, marked[1]), max(end, marked[2]))
                 else:
                     stale[id(tree)] = (tree, begin, end)
         counts = self._counts
-        segment = _shifted(counts, cap + lo, first, removed, old_count,
-                           [len(nodes) for nodes in blocks[first:first + added]], 0, prefix)
-        counts[cap + begin:cap + begin + len(segment)] = segment
+        if step:
+            counts[cap + source + step:cap + source + step + shifted] = \
+                counts[cap + source:cap + source + shifted]
+            row[source + step:source + step + shifted] = row[source:source + shifted]
+            for block in moved:
+                leaves[block] += step
+        for leaf in old:
+            counts[cap + leaf] = 0
+            row[leaf] = None
+        for leaf, nodes in zip(new, blocks[first:first + added]):
+            counts[cap + leaf] = len(nodes)
+            row[leaf] = nodes
+        leaves[first:first + removed] = new
         self._dirty_from = min(self._dirty_from, begin)
-        self._dirty_to = max(self._dirty_to, begin + len(segment))
+        self._dirty_to = max(self._dirty_to, end)
 
-    def _resize(self, size: int, old_count: int) -> None:
-        """Lay the ``old_count`` blocks' leaves out again, centred, in
-        trees of the least power of two that holds ``size``, every tree
+    def _resize(self, size: int) -> None:
+        """Spread the blocks' leaves out again, evenly, with gaps between,
+        in trees of the least power of two that holds ``size``, every tree
         marked out of date. Cost: O(T x B)."""
-        cap, lo = self._cap, self._lo
+        cap, leaves = self._cap, self._leaves
         new_cap = 1
         while new_cap < size:
             new_cap *= 2
-        new_lo = (new_cap - old_count) // 2
+        step = new_cap // len(leaves)
+        positions = [cap + leaf for leaf in leaves]
         stale = self._stale
         stale.clear()
         for trees in self._families.values():
             for term, tree in trees.items():
-                fresh = trees[term] = _relaid(tree, cap + lo, old_count, new_cap, new_lo, -INF)
+                fresh = trees[term] = _relaid(tree, positions, new_cap, step, -INF)
                 stale[id(fresh)] = (fresh, 0, new_cap)
-        self._counts = _relaid(self._counts, cap + lo, old_count, new_cap, new_lo, 0)
-        self._cap, self._lo = new_cap, new_lo
+        self._counts = _relaid(self._counts, positions, new_cap, step, 0)
+        row: List[Optional[List[Any]]] = [None] * new_cap
+        row[:step * len(leaves):step] = [self._row[leaf] for leaf in leaves]
+        self._row = row
+        self._leaves = list(range(0, step * len(leaves), step))
+        self._cap = new_cap
         self._dirty_from, self._dirty_to = 0, new_cap
 
     # ------------------------------------------------------------ searching
@@ -888,10 +991,11 @@ class NodeIndex:
         its bounds for these terms made exact."""
         cap = self._cap
         height = cap.bit_length()  # of a leaf's position
-        blocks = self._blocks
-        base = cap + self._lo  # the first block's leaf
-        index = base + block
-        last = base + end_block
+        owners = self._row  # (``row`` names a node's floats below)
+        leaves = self._leaves
+        index = start = cap + leaves[block]
+        # (Past the last block: beyond every leaf.)
+        last = cap + leaves[end_block] if end_block < len(leaves) else cap + cap
         while True:
             for tree, needed, _ in terms:
                 if tree[index] < needed:
@@ -902,9 +1006,10 @@ class NodeIndex:
                     continue
                 if index > last or (index == last and not end_position):
                     return None
-                nodes = blocks[index - base]
+                # (Never a gap: its bounds are minus infinity.)
+                nodes = owners[index - cap]
                 stop = end_position if index == last else len(nodes)
-                begin = position if index == base + block else 0
+                begin = position if index == start else 0
                 # The first few nodes are tried as they are (RoundRobin
                 # usually takes the first); the rest are sieved first on the
                 # float copy of one positive requirement: floats round
@@ -1071,27 +1176,13 @@ def _negative(remaining: Mapping[str, Decimal]) -> bool:
     return any(value < ZERO for value in remaining.values())
 
 
-def _shifted(row: List[Any], at: int, first: int, removed: int, count: int,
-             new: List[Any], empty: Any, prefix: bool) -> List[Any]:
-    """The leaves a split or merge rewrites in ``row`` (a tree, or the
-    counts), from the first one it changes on: ``removed`` of the ``count``
-    blocks, from block ``first`` on (the first block's leaf at ``at``), are
-    replaced by the leaves ``new``; with ``prefix`` the leaves of the blocks
-    before them shift (by the change in number, ``lo`` moving), else those
-    after; leaves left free get ``empty``. See :meth:`NodeIndex._replace`."""
-    delta = len(new) - removed
-    if prefix:
-        return [empty] * -delta + row[at:at + first] + new
-    if delta:
-        return new + row[at + first + removed:at + count] + [empty] * -delta
-    return new
-
-
-def _relaid(row: List[Any], at: int, count: int, cap: int, lo: int, empty: Any) -> List[Any]:
-    """``row``'s ``count`` leaves from ``at`` on, laid out from leaf ``lo``
-    of a row for ``cap`` leaves (internal levels left to recompute)."""
+def _relaid(row: List[Any], positions: List[int], cap: int, step: int,
+            empty: Any) -> List[Any]:
+    """The leaves of ``row`` at ``positions``, laid out ``step`` apart from
+    the first leaf of a row for ``cap`` leaves (internal levels left to
+    recompute), ``empty`` elsewhere."""
     fresh = [empty] * (2 * cap)
-    fresh[cap + lo:cap + lo + count] = row[at:at + count]
+    fresh[cap:cap + step * len(positions):step] = list(map(row.__getitem__, positions))
     return fresh
 
 

@@ -59,24 +59,34 @@ def check_index(distributor):
     assert len(index) == len(order) == len(distributor._slots)
     assert all(index.rank(slot) == at for at, slot in enumerate(order))
     assert all(index._at(at) == index._locate(slot) for at, slot in enumerate(order))
+    assert all(index.rank(slot) == at for at, slot in reversed(list(enumerate(order))))
+    for at, slot in enumerate(order):  # from the trees alone, with no shortcut
+        index._known = None
+        assert index.rank(slot) == at
+        index._known = None
+        assert index._at(at) == index._locate(slot)
     assert all(keys == [s.key for s in nodes] and keys == sorted(keys) and keys
                for nodes, keys in zip(index._blocks, index._keys))
     assert index._lasts == [keys[-1] for keys in index._keys]
-    cap, lo, count = index._cap, index._lo, len(index._blocks)
-    assert 0 <= lo and lo + count <= cap
+    cap, leaves, row = index._cap, index._leaves, index._row
+    assert len(leaves) == len(index._blocks) and len(row) == cap
+    assert leaves == sorted(set(leaves)) and all(0 <= leaf < cap for leaf in leaves)
+    assert [leaf for leaf, nodes in enumerate(row) if nodes is not None] == leaves
+    assert all(row[leaf] is nodes for leaf, nodes in zip(leaves, index._blocks))
+    gaps = [cap + leaf for leaf, nodes in enumerate(row) if nodes is None]
     assert index._counts[1] == len(order)
-    assert index._counts[cap + lo:cap + lo + count] == [len(nodes) for nodes in index._blocks]
-    assert not any(index._counts[cap:cap + lo]) and not any(index._counts[cap + lo + count:])
+    assert [index._counts[cap + leaf] for leaf in leaves] == [len(n) for n in index._blocks]
+    assert not any(index._counts[gap] for gap in gaps)
     for family, trees in index._families.items():
         for term, tree in trees.items():
-            for block, nodes in enumerate(index._blocks):
+            for leaf, nodes in zip(leaves, index._blocks):
                 members = [s for s in nodes if index._member(s, family)]
                 exact = index._leaf(members, ALL, term)
-                assert tree[cap + lo + block] >= exact, (family, term, block)
+                assert tree[cap + leaf] >= exact, (family, term, leaf)
             for position in range(1, cap):
                 assert tree[position] >= max(tree[2 * position], tree[2 * position + 1])
-            # (Leaves beside the blocks' bound nothing.)
-            assert all(value == -INF for value in tree[cap:cap + lo] + tree[cap + lo + count:])
+            # (Gaps bound nothing.)
+            assert all(tree[gap] == -INF for gap in gaps)
     for slot in order:
         assert slot.floats == {key: float(value) for key, value in slot.remaining.items()}
         assert slot.negative == any(v < 0 for v in slot.remaining.values())
