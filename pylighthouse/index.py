@@ -648,10 +648,15 @@ class NodeIndex:
         """Give ``family`` a tree for the mixed ``term``, every bound infinite
         at first: searches make the bounds of the blocks they scan in vain
         exact. Cost: O(B) for B blocks."""
-        cap = self._cap
         self._mixed.clear()
-        tree = self._families[family][term] = [-INF] * (2 * cap)
-        tree[cap:] = [-INF if nodes is None else INF for nodes in self._row]
+        tree = self._families[family][term] = self._made(lambda nodes: INF)
+        return tree
+
+    def _made(self, bound: Callable[[List[Any]], float]) -> Tree:
+        """A tree with ``bound(nodes)`` at each block's leaf, minus infinity
+        at the gaps, its internal levels computed. Cost: O(B) calls."""
+        cap = self._cap
+        tree = [-INF] * cap + [-INF if nodes is None else bound(nodes) for nodes in self._row]
         _rebuild(tree, cap, 0, cap)
         return tree
 
@@ -676,14 +681,11 @@ class NodeIndex:
         self._mixed.clear()
         self._known = None  # blocks changed
         if families is not None:
-            cap = self._cap
             for family in families:
                 trees = self._families[family]
                 for term in trees:
-                    tree = trees[term] = [-INF] * (2 * cap)
-                    tree[cap:] = [-INF if nodes is None else self._leaf(nodes, family, term)
-                                  for nodes in self._row]
-                    _rebuild(tree, cap, 0, cap)
+                    # (The bound is called at once, with this family and term.)
+                    trees[term] = self._made(lambda nodes: self._leaf(nodes, family, term))
             return
         count = len(self._blocks)
         if count > self._cap or (count <= self._cap // 4 and self._cap > 1):
