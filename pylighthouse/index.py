@@ -8,7 +8,10 @@ fit, and leaves every yes to :func:`pylighthouse.fit.check_fit`.
 Layout (chosen for pure Python): the nodes sit in a list of *blocks*, each a
 short list kept sorted by the node's order key (its join sequence for
 Prioritized and RoundRobin, its rubric sort key for BinPack), as in
-sortedcontainers. Over the blocks, flat segment trees hold, for every block
+sortedcontainers. Each block keeps, per resource, a *column*: its nodes'
+float copies of their remaining quantity (see below), side by side in one
+list, so that reading a block's worth touches a few lists and not every
+node's own dict. Over the blocks, flat segment trees hold, for every block
 and every run of blocks, upper bounds over its open (not cordoned) nodes,
 which are the only ones a search may take, one tree per *term*:
 
@@ -17,11 +20,12 @@ which are the only ones a search may take, one tree per *term*:
 * :data:`OPEN`: zero when some node in the block is not cordoned;
 * a *mixed* term, one per workload shape met (up to three of its positive
   requirements, those most nodes have, and the power of four nearest each):
-  the largest, over the block's nodes, of
-  the least of the node's remaining quantities each divided by that power of
-  four; a workload of the shape fits only where it reaches the least of its
-  own scaled requirements. It sees what per-resource maxima cannot: that the
-  cpu left sits on one node and the memory on another.
+  the largest, over the block's nodes, of the least of the node's remaining
+  quantities each divided by that power of four (minus infinity for a node
+  lacking one: the shape requires each); a workload of the shape fits only
+  where it reaches the least of its own scaled requirements. It sees what
+  per-resource maxima cannot: that the cpu left sits on one node and the
+  memory on another.
 
 Per-resource maxima cannot see that the room and the right resources sit on
 different nodes, so the trees come in *families*, each bounding a subset of
@@ -39,23 +43,26 @@ skips every subtree where a required, non-immune resource (immunity
 ignores the value, so immune ones are not pruned on) is bounded below the
 requirement, where every node is cordoned, or where the workload's mixed
 term falls short. Inside a surviving block it tries the first few nodes,
-sieves the rest on the float copies of up to two positive requirements,
-tests each candidate with the same cheap bounds, skips the averse ones in
-the first aversion pass, and asks ``check_fit``: the first yes is the
-answer.
+sieves the rest on the block's columns for up to two positive requirements
+(in C), tests each candidate with the same cheap bounds, skips the averse
+ones in the first aversion pass, and asks ``check_fit``: the first yes is
+the answer.
 
 Bounds and the sieve work on float copies of the quantities (each node
-keeps one, ``floats``): conversion to the nearest float never reverses the
-order of two quantities, so a float bound below the float of a requirement
-means the exact quantity falls short too; the decimals are compared only
-where a node is tried. Mixed terms, which scale, are raised past rounding.
+keeps one, ``floats``, and its block's columns another; every change of a
+node's room writes both, O(R) at the node's known place): conversion to
+the nearest float never reverses the order of two quantities, so a float
+bound below the float of a requirement means the exact quantity falls short
+too; the decimals are compared only where a node is tried. Mixed terms,
+which scale, are raised past rounding.
 
 Bounds are upper bounds, not always exact ones. A node that gains room
 raises its block's bounds at once (O(F x T log B) for F families and T
 terms); a node that loses room changes nothing, and a search that scans a
 whole block in vain makes that block's bounds for its terms exact (O(L x T)
-for L nodes a block). Blocks split above ``2 * load`` nodes and merge at
-``load / 4`` or fewer, keeping the largest bound of the blocks they replace.
+for L nodes a block, from the block's columns). Blocks split above
+``2 * load`` nodes and merge at ``load / 4`` or fewer, keeping the largest
+bound of the blocks they replace (and their columns, cut or joined in C).
 The blocks' leaves are spread along the trees' leaf row with gaps between
 (minus infinity in every tree, so never searched): a merge leaves a gap
 where a block was, and a split's second half takes the gap after its first
@@ -84,7 +91,8 @@ import math
 from bisect import bisect_left
 from collections import Counter
 from decimal import Decimal
-from operator import attrgetter, itemgetter
+from itertools import compress, repeat
+from operator import and_, ge
 from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
                     Optional, Sequence, Tuple)
 
@@ -129,6 +137,64 @@ NEAR = 2
 Tree = List[Any]
 
 
+class _Block(list):
+    """A block: its nodes in order, and ``columns``: resource -> the float
+    copies of the nodes' remaining quantity of it (a list, minus
+    infinity where a node lacks it), in the same order, for every resource
+    some node of the block has (and perhaps one none has any more). The
+    sieve and the exact bounds read these: a block's floats for a resource
+    sit together in memory, where the nodes' own copies lie scattered over
+    the heap, one cache miss and more each on a large cluster."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, nodes: Iterable[Any] = (),
+                 columns: Optional[Dict[str, Any]] = None):
+        super().__init__(nodes)
+        if columns is None:
+            keys = dict.fromkeys(key for slot in self for key in slot.floats)
+            columns = {key: [slot.floats.get(key, -INF) for slot in self]
+                       for key in keys}
+        self.columns: Dict[str, Any] = columns
+
+    def insert_node(self, position: int, slot: Any) -> None:
+        """Insert ``slot`` at ``position``, its floats in the columns.
+        Cost: O(C x L) for C columns, in C."""
+        self.insert(position, slot)
+        floats = slot.floats
+        columns = self.columns
+        for key, column in columns.items():
+            column.insert(position, floats.get(key, -INF))
+        if len(columns) < len(floats) or not columns.keys() >= floats.keys():
+            for key, value in floats.items():
+                if key not in columns:
+                    column = columns[key] = [-INF] * len(self)
+                    column[position] = value
+
+    def delete_node(self, position: int) -> None:
+        """Remove the node at ``position``. Cost: O(C x L), in C."""
+        del self[position]
+        for column in self.columns.values():
+            del column[position]
+
+    def halves(self) -> Tuple["_Block", "_Block"]:
+        """The block cut in two, columns and all."""
+        half = len(self) // 2
+        columns = self.columns
+        return (_Block(self[:half], {key: column[:half] for key, column in columns.items()}),
+                _Block(self[half:], {key: column[half:] for key, column in columns.items()}))
+
+    def __add__(self, other: Any) -> "_Block":  # type: ignore[override]
+        """This block's nodes, then ``other``'s, columns joined."""
+        first, second = self.columns, other.columns
+        columns = {}
+        for key in dict.fromkeys([*first, *second]):
+            head, tail = first.get(key), second.get(key)
+            columns[key] = (([-INF] * len(self) if head is None else head)
+                            + ([-INF] * len(other) if tail is None else tail))
+        return _Block(list.__add__(self, other), columns)
+
+
 class NodeIndex:
     """Nodes (the distributor's slots) in order, with per-block upper bounds.
 
@@ -144,7 +210,7 @@ class NodeIndex:
         self._key = key
         self._rekey = rekey
         self._load = load
-        self._blocks: List[List[Any]] = []
+        self._blocks: List[_Block] = []
         self._keys: List[List[Any]] = []
         self._lasts: List[Any] = []
         self._cap = 1
@@ -169,6 +235,10 @@ class NodeIndex:
         #: looked up, while no block has changed since: a rank or position
         #: a few blocks from it is counted from it (see rank, _at).
         self._known: Optional[Tuple[int, int, int]] = None
+        #: (node, block, position) of the node a search last returned, while
+        #: no node has joined, left or moved since: placing a workload on it
+        #: changes it next, and needs no bisection to find it (see _locate).
+        self._found: Optional[Tuple[Any, int, int]] = None
         #: Resource names (sorted tuple) -> their mixed term.
         self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
@@ -216,17 +286,17 @@ class NodeIndex:
             return False
         return family is CLEAN or family[1] in slot.remaining
 
-    def _leaf(self, block: Sequence[Any], family: Any, term: Any) -> float:
+    def _leaf(self, block: "_Block", family: Any, term: Any) -> float:
         """The exact bound of ``term`` over the family's open (not cordoned)
         nodes in ``block``: a search never takes a cordoned node, so those
         need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
-        return _exact_bounds(_open_members(block, family), (term,))[0]
+        return _exact_bounds(block, family, (term,))[0]
 
-    def _tighten(self, nodes: Sequence[Any], family: Any,
+    def _tighten(self, nodes: "_Block", family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
         """Make the bounds of ``terms`` exact at tree leaf ``index``."""
-        values = _exact_bounds(_open_members(nodes, family), [term for _, _, term in terms])
+        values = _exact_bounds(nodes, family, [term for _, _, term in terms])
         for (tree, _, _), value in zip(terms, values):
             self._set(tree, index, value)
 
@@ -252,7 +322,7 @@ class NodeIndex:
             tree[index] = best
 
     def _count(self, block: int, delta: int) -> None:
-        self._known = None
+        self._known = self._found = None
         leaf = self._leaves[block]
         self._counts[self._cap + leaf] += delta
         if leaf < self._dirty_from:
@@ -287,7 +357,11 @@ class NodeIndex:
     # ------------------------------------------------------------ locating
 
     def _locate(self, slot: Any) -> Tuple[int, int]:
-        """(block, position in block) of ``slot``. Cost: O(log N)."""
+        """(block, position in block) of ``slot``. Cost: O(log N); O(1) for
+        the node a search last returned, while no node joined, left or moved."""
+        found = self._found
+        if found is not None and found[0] is slot:
+            return found[1], found[2]
         key = slot.key
         block = bisect_left(self._lasts, key)
         return block, bisect_left(self._keys[block], key)
@@ -413,10 +487,11 @@ class NodeIndex:
 
     def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
         """``slot.remaining`` changed; ``before`` holds the old values of the
-        resources that changed. Cost: O(R) when it lost room, O(F x T log N)
-        when it gained some; for BinPack, plus a move to its new place, O(log N
-        + load) and, for a block that splits or merges, as in :meth:`add` and
-        :meth:`remove`."""
+        resources that changed. Cost: O(R + log N) when it lost room (O(R)
+        for the node a search just returned, see :meth:`_locate`), plus
+        O(F x T log N) when it gained some; for BinPack, plus a move to its
+        new place, O(log N + C x load) for C columns and, for a block that
+        splits or merges, as in :meth:`add` and :meth:`remove`."""
         remaining = slot.remaining
         floats = slot.floats
         gained = signed = False
@@ -445,9 +520,12 @@ class NodeIndex:
             if key != slot.key:
                 self._move(slot, key, before, was_negative, gained)
                 return
+        block, position = self._locate(slot)
+        columns = self._blocks[block].columns
+        for key in before:
+            columns[key][position] = floats[key]
         if gained or slot.negative != was_negative:
             # (A loss of room in place leaves the bounds as they are.)
-            block, _ = self._locate(slot)
             self._refresh(slot, block, before, was_negative)
 
     def _refresh(self, slot: Any, block: int, before: Mapping[str, Decimal],
@@ -519,6 +597,10 @@ class NodeIndex:
             # Still between its neighbours: same block, same position.
             keys[position] = key
             slot.key = key
+            columns = self._blocks[block].columns
+            floats = slot.floats
+            for name in before:
+                columns[name][position] = floats[name]
             if position + 1 == len(keys):
                 self._lasts[block] = key
             if raising:
@@ -528,11 +610,13 @@ class NodeIndex:
                 (block + 1 == len(self._keys) or key < self._keys[block + 1][0]):
             # Still within its block's range: move it inside the block; its
             # bounds need raising only where it gained room.
+            self._found = None  # positions in the block change
             nodes = self._blocks[block]
-            del nodes[position], keys[position]
+            nodes.delete_node(position)
+            del keys[position]
             position = bisect_left(keys, key)
             keys.insert(position, key)
-            nodes.insert(position, slot)
+            nodes.insert_node(position, slot)
             slot.key = key
             self._lasts[block] = keys[-1]
             if raising:
@@ -553,7 +637,7 @@ class NodeIndex:
                 carried: Optional[List[Tuple[Any, List[Any]]]] = None) -> None:
         key = slot.key
         if not self._blocks:
-            self._blocks.append([slot])
+            self._blocks.append(_Block([slot]))
             self._keys.append([key])
             self._lasts.append(key)
             self._replace(0, 0, 1)
@@ -565,7 +649,7 @@ class NodeIndex:
         nodes, keys = self._blocks[block], self._keys[block]
         position = bisect_left(keys, key)
         keys.insert(position, key)
-        nodes.insert(position, slot)
+        nodes.insert_node(position, slot)
         self._count(block, 1)
         if carried is None:
             self._raise(slot, block, self._terms())
@@ -598,17 +682,17 @@ class NodeIndex:
                 if type(term) is tuple and term is not OPEN]
         return found
 
-    def _halve(self, first: int, count: int, nodes: List[Any], keys: List[Any]) -> None:
+    def _halve(self, first: int, count: int, nodes: "_Block", keys: List[Any]) -> None:
         """Replace ``count`` blocks from ``first`` on by two halves of ``nodes``."""
         half = len(nodes) // 2
-        self._blocks[first:first + count] = [nodes[:half], nodes[half:]]
+        self._blocks[first:first + count] = nodes.halves()
         self._keys[first:first + count] = [keys[:half], keys[half:]]
         self._lasts[first:first + count] = [keys[half - 1], keys[-1]]
         self._replace(first, count, 2)
 
     def _take(self, slot: Any, block: int, position: int) -> None:
         nodes, keys = self._blocks[block], self._keys[block]
-        del nodes[position]
+        nodes.delete_node(position)
         del keys[position]
         if not nodes:
             del self._blocks[block], self._keys[block], self._lasts[block]
@@ -679,7 +763,7 @@ class NodeIndex:
         """
         self._version += 1  # trees may be new lists (see _search)
         self._mixed.clear()
-        self._known = None  # blocks changed
+        self._known = self._found = None  # blocks changed
         if families is not None:
             for family in families:
                 trees = self._families[family]
@@ -1023,9 +1107,14 @@ class NodeIndex:
                         if head >= stop:
                             break
                         key, floor, other, least = sieve
-                        part = [slot for slot in nodes[head:stop]
-                                if (row := slot.floats).get(key, -INF) >= floor
-                                and row.get(other, -INF) >= least]
+                        columns = nodes.columns
+                        first, second = columns.get(key), columns.get(other)
+                        if first is None or second is None:
+                            break  # no node of the block has the resource
+                        # (In C, from the block's columns of floats.)
+                        part = compress(nodes[head:stop], map(
+                            and_, map(ge, first[head:stop], repeat(floor)),
+                            map(ge, second[head:stop], repeat(least))))
                     for slot in part:
                         if slot.cordoned or (skip_negative and slot.negative):
                             continue
@@ -1039,6 +1128,8 @@ class NodeIndex:
                                 if any(group in hosted for group in groups):
                                     continue
                             if check_fit(remaining, workload) is None:
+                                self._found = (slot, bisect_left(leaves, index - cap),
+                                               nodes.index(slot, begin))
                                 return slot
                 if begin == 0 and stop == len(nodes):
                     self._tighten(nodes, family, terms, index)
@@ -1057,11 +1148,14 @@ class NodeIndex:
 
 class _Scales(dict):
     """A mixed term's resources and their scales (hashable by identity);
-    ``least(floats)``: the least scaled quantity of a node, a resource it
-    lacks not counting; and ``largest(rows)``: the exact bound of the term
-    over nodes with those floats, the largest ``least`` raised past rounding
-    (both written out for two and three resources, the usual cases:
-    ``largest`` runs for every block made exact)."""
+    ``least(floats)``: the least scaled quantity of a node (minus infinity
+    when it lacks one of the resources: a workload of a shape using the
+    term requires each of them, above zero); and ``largest(column)``: the
+    exact bound of the term over a block, the largest ``least`` raised past
+    rounding, from ``column(resource)``, the block's floats for the
+    resource, or ``None`` when no node of it has the resource (both written
+    out for two and three resources, the usual cases: ``largest`` runs for
+    every block made exact)."""
 
     __hash__ = object.__hash__  # type: ignore[assignment]
 
@@ -1074,48 +1168,59 @@ class _Scales(dict):
 
     def bound(self, floats: Mapping[str, float]) -> float:
         """A node's value for the mixed term: the least of its scaled
-        remaining quantities (one it lacks not counting), raised past float
-        rounding (see :func:`_upper`), so an upper bound still. A workload
-        needing all these resources fits only where this reaches the least of
-        its own scaled requirements."""
+        remaining quantities, raised past float rounding (see
+        :func:`_upper`), so an upper bound still. A workload needing all
+        these resources fits only where this reaches the least of its own
+        scaled requirements."""
         return _upper(self.least(floats))
 
 
+Column = Callable[[str], Optional[Sequence[float]]]
+
+
 def _least_of(items: Tuple[Tuple[str, float], ...]) -> Tuple[
-        Callable[[Mapping[str, float]], float], Callable[[Sequence[Mapping[str, float]]], Any]]:
-    """``least(floats)`` and ``largest(rows)`` of :class:`_Scales`."""
+        Callable[[Mapping[str, float]], float], Callable[[Column], Any]]:
+    """``least(floats)`` and ``largest(column)`` of :class:`_Scales`."""
     if len(items) == 2:
         (first, one), (second, two) = items
 
         def least(floats: Mapping[str, float]) -> float:
-            x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
+            x, y = floats.get(first, -INF) * one, floats.get(second, -INF) * two
             return x if x < y else y
 
-        def largest(rows: Sequence[Mapping[str, float]]) -> Any:
-            return _upper(max([x if (x := row.get(first, INF) * one)
-                               < (y := row.get(second, INF) * two) else y
-                               for row in rows], default=-INF))
+        def largest(column: Column) -> Any:
+            xs, ys = column(first), column(second)
+            if xs is None or ys is None:
+                return -INF
+            return _upper(max([x if (x := a * one) < (y := b * two) else y
+                               for a, b in zip(xs, ys)], default=-INF))
     elif len(items) == 3:
         (first, one), (second, two), (third, three) = items
 
         def least(floats: Mapping[str, float]) -> float:
-            x, y = floats.get(first, INF) * one, floats.get(second, INF) * two
-            z = floats.get(third, INF) * three
+            x, y = floats.get(first, -INF) * one, floats.get(second, -INF) * two
+            z = floats.get(third, -INF) * three
             x = x if x < y else y
             return x if x < z else z
 
-        def largest(rows: Sequence[Mapping[str, float]]) -> Any:
+        def largest(column: Column) -> Any:
+            xs, ys, zs = column(first), column(second), column(third)
+            if xs is None or ys is None or zs is None:
+                return -INF
             return _upper(max([
-                least if (least := x if (x := row.get(first, INF) * one)
-                          < (y := row.get(second, INF) * two) else y)
-                < (z := row.get(third, INF) * three) else z for row in rows], default=-INF))
+                least if (least := x if (x := a * one) < (y := b * two) else y)
+                < (z := c * three) else z for a, b, c in zip(xs, ys, zs)], default=-INF))
     else:
         def least(floats: Mapping[str, float]) -> float:
-            return min([floats.get(key, INF) * scale for key, scale in items])
+            return min([floats.get(key, -INF) * scale for key, scale in items])
 
-        def largest(rows: Sequence[Mapping[str, float]]) -> Any:
-            return _upper(max([min([row.get(key, INF) * scale for key, scale in items])
-                               for row in rows], default=-INF))
+        def largest(column: Column) -> Any:
+            found = [column(key) for key, _ in items]
+            if any(values is None for values in found):
+                return -INF
+            return _upper(max(map(min, *[[value * scale for value in values]
+                                         for values, (_, scale) in zip(found, items)]),
+                              default=-INF))
     return least, largest
 
 
@@ -1135,43 +1240,49 @@ def _bucket(quantity: Decimal) -> int:
     return 2 * round(math.log(magnitude, 4)) if 0 < magnitude < INF else 0
 
 
-def _open_members(nodes: Sequence[Any], family: Any) -> List[Any]:
-    """The nodes of ``nodes`` that are not cordoned and belong to ``family``
+def _open_mask(nodes: Sequence[Any], family: Any) -> List[bool]:
+    """Which of ``nodes`` are open (not cordoned) members of ``family``
     (:meth:`NodeIndex._member`, written out for speed)."""
     if family is ALL:
-        return [slot for slot in nodes if not slot.cordoned]
+        return [not slot.cordoned for slot in nodes]
     if family is CLEAN:
-        return [slot for slot in nodes if not slot.cordoned and not slot.negative]
+        return [not (slot.cordoned or slot.negative) for slot in nodes]
     key = family[1]
-    return [slot for slot in nodes
-            if not slot.cordoned and not slot.negative and key in slot.remaining]
+    return [not (slot.cordoned or slot.negative) and key in slot.remaining
+            for slot in nodes]
 
 
-def _exact_bounds(nodes: Sequence[Any], terms: Sequence[Any]) -> List[float]:
-    """The exact bound of each of ``terms`` over ``nodes`` (open members of
-    a family), from the nodes' float copies, each read once for all terms:
-    for a resource the largest float (see the module docstring), for a mixed
-    term its :meth:`_Scales.largest`. Cost: O(len(nodes)) a term."""
-    rows = list(map(_floats_of, nodes))
+def _exact_bounds(nodes: _Block, family: Any, terms: Sequence[Any]) -> List[float]:
+    """The exact bound of each of ``terms`` over the open members of
+    ``family`` in the block ``nodes``, from its columns: for a resource the
+    largest float (see the module docstring), for a mixed term its
+    :meth:`_Scales.largest`. Cost: O(L) a term, in C for resources."""
+    mask = _open_mask(nodes, family)
+    if not any(mask):
+        return [-INF] * len(terms)
+    every = all(mask)
+    columns = nodes.columns
+
+    def column(key: str) -> Optional[Sequence[float]]:
+        found = columns.get(key)
+        if found is None or every:
+            return found
+        return list(compress(found, mask))
+
     values = []
     for term in terms:
         if term is OPEN:
-            values.append(0.0 if nodes else -INF)
+            values.append(0.0)
         elif type(term) is tuple:
-            values.append(term[1].largest(rows))
+            values.append(term[1].largest(column))
         else:
-            try:  # (in C while every node has the resource)
-                values.append(max(map(itemgetter(term), rows), default=-INF))
-            except KeyError:
-                values.append(max([row.get(term, -INF) for row in rows], default=-INF))
+            found = column(term)
+            values.append(-INF if found is None else max(found))
     return values
 
 
 def _key_of(slot: Any) -> Any:
     return slot.key
-
-
-_floats_of = attrgetter("floats")
 
 
 def _negative(remaining: Mapping[str, Decimal]) -> bool:

@@ -59,6 +59,9 @@ def check_index(distributor):
     assert len(index) == len(order) == len(distributor._slots)
     assert all(index.rank(slot) == at for at, slot in enumerate(order))
     assert all(index._at(at) == index._locate(slot) for at, slot in enumerate(order))
+    if index._found is not None:  # the last node found, where it still is
+        found, block, position = index._found
+        assert index._blocks[block][position] is found
     assert all(index.rank(slot) == at for at, slot in reversed(list(enumerate(order))))
     for at, slot in enumerate(order):  # from the trees alone, with no shortcut
         index._known = None
@@ -80,18 +83,33 @@ def check_index(distributor):
     for family, trees in index._families.items():
         for term, tree in trees.items():
             for leaf, nodes in zip(leaves, index._blocks):
-                members = [s for s in nodes if index._member(s, family)]
-                exact = index._leaf(members, ALL, term)
+                exact = exact_bound([s for s in nodes if index._member(s, family)
+                                     and not s.cordoned], term)
+                assert index._leaf(nodes, family, term) == exact, (family, term, leaf)
                 assert tree[cap + leaf] >= exact, (family, term, leaf)
             for position in range(1, cap):
                 assert tree[position] >= max(tree[2 * position], tree[2 * position + 1])
             # (Gaps bound nothing.)
             assert all(tree[gap] == -INF for gap in gaps)
+    for nodes in index._blocks:  # each block's columns hold its nodes' floats
+        assert {key for slot in nodes for key in slot.floats} <= nodes.columns.keys()
+        for key, column in nodes.columns.items():
+            assert list(column) == [slot.floats.get(key, -INF) for slot in nodes], key
     for slot in order:
         assert slot.floats == {key: float(value) for key, value in slot.remaining.items()}
         assert slot.negative == any(v < 0 for v in slot.remaining.values())
         assert {k for k, v in slot.remaining.items() if v < 0} <= index.negative
     assert OPEN in index._families[ALL]
+
+
+def exact_bound(members, term):
+    """A term's exact bound over ``members`` (open members of a family),
+    node by node from their own float copies (the index reads its columns)."""
+    if term is OPEN:
+        return 0.0 if members else -INF
+    if type(term) is tuple:
+        return _upper(max([term[1].least(s.floats) for s in members], default=-INF))
+    return max([s.floats.get(term, -INF) for s in members], default=-INF)
 
 
 @settings(max_examples=120, deadline=None)
@@ -337,14 +355,21 @@ def test_a_release_that_frees_only_a_group_reopens_the_node_to_resumed_searches(
 @given(st.integers(2, 5), st.lists(st.lists(
     st.one_of(st.none(), st.floats(allow_nan=False)), min_size=5, max_size=5), max_size=12))
 def test_a_mixed_terms_exact_bound_is_its_largest_raised_least(width, rows):
-    # largest() is written out per width; it must agree with least() on
-    # every node, a missing resource included (None: the node lacks it).
+    # largest() is written out per width and reads a block's columns; it
+    # must agree with least() on every node, a missing resource included
+    # (None: the node lacks it; no column when no node has it).
     keys = [f"r{i}" for i in range(width)]
     scales = _Scales({key: 2.0 ** -(2 * i) for i, key in enumerate(keys)})
     floats = [{key: value for key, value in zip(keys, row) if value is not None}
               for row in rows]
+
+    def column(key):
+        if not any(key in row for row in floats):
+            return None
+        return [row.get(key, -INF) for row in floats]
+
     expected = _upper(max([scales.least(row) for row in floats], default=-INF))
-    assert scales.largest(floats) == expected
+    assert scales.largest(column) == expected
 
 
 def test_quantities_at_the_edges_of_float_range_decide_like_the_reference():
