@@ -8,10 +8,10 @@ fit, and leaves every yes to :func:`pylighthouse.fit.check_fit`.
 Layout (chosen for pure Python): the nodes sit in a list of *blocks*, each a
 short list kept sorted by the node's order key (its join sequence for
 Prioritized and RoundRobin, its rubric sort key for BinPack), as in
-sortedcontainers. Each block keeps, per resource, a *column*: its nodes'
-float copies of their remaining quantity (see below), side by side in one
-list, so that reading a block's worth touches a few lists and not every
-node's own dict. Over the blocks, flat segment trees hold, for every block
+sortedcontainers. Each block keeps, per resource, a *column*: one list of
+its nodes' float copies of their remaining quantity (see below), so that
+reading a block's worth touches a list and the floats, not every node, its
+dict and the dict's table. Over the blocks, flat segment trees hold, for every block
 and every run of blocks, upper bounds over its open (not cordoned) nodes,
 which are the only ones a search may take, one tree per *term*:
 
@@ -142,9 +142,10 @@ class _Block(list):
     copies of the nodes' remaining quantity of it (a list, minus
     infinity where a node lacks it), in the same order, for every resource
     some node of the block has (and perhaps one none has any more). The
-    sieve and the exact bounds read these: a block's floats for a resource
-    sit together in memory, where the nodes' own copies lie scattered over
-    the heap, one cache miss and more each on a large cluster."""
+    sieve and the exact bounds read these: a column holds the nodes' own
+    float objects, so reading one touches the float alone, not the node,
+    its dict and the dict's table, which lie scattered over the heap and
+    miss the processor's caches on a large cluster."""
 
     __slots__ = ("columns",)
 
@@ -165,11 +166,19 @@ class _Block(list):
         columns = self.columns
         for key, column in columns.items():
             column.insert(position, floats.get(key, -INF))
-        if len(columns) < len(floats) or not columns.keys() >= floats.keys():
+        if not columns.keys() >= floats.keys():
             for key, value in floats.items():
                 if key not in columns:
                     column = columns[key] = [-INF] * len(self)
                     column[position] = value
+
+    def rewrite_node(self, position: int, floats: Mapping[str, float],
+                     keys: Iterable[str]) -> None:
+        """Write the node at ``position``'s new ``floats`` of ``keys`` (each
+        a resource it has). Cost: O(len(keys))."""
+        columns = self.columns
+        for key in keys:
+            columns[key][position] = floats[key]
 
     def delete_node(self, position: int) -> None:
         """Remove the node at ``position``. Cost: O(C x L), in C."""
@@ -286,14 +295,14 @@ class NodeIndex:
             return False
         return family is CLEAN or family[1] in slot.remaining
 
-    def _leaf(self, block: "_Block", family: Any, term: Any) -> float:
+    def _leaf(self, block: _Block, family: Any, term: Any) -> float:
         """The exact bound of ``term`` over the family's open (not cordoned)
         nodes in ``block``: a search never takes a cordoned node, so those
         need no bound, and a drained node's room loosens no bound.
         Cost: O(len(block))."""
         return _exact_bounds(block, family, (term,))[0]
 
-    def _tighten(self, nodes: "_Block", family: Any,
+    def _tighten(self, nodes: _Block, family: Any,
                  terms: Sequence[Tuple[Tree, Any, Any]], index: int) -> None:
         """Make the bounds of ``terms`` exact at tree leaf ``index``."""
         values = _exact_bounds(nodes, family, [term for _, _, term in terms])
@@ -521,9 +530,7 @@ class NodeIndex:
                 self._move(slot, key, before, was_negative, gained)
                 return
         block, position = self._locate(slot)
-        columns = self._blocks[block].columns
-        for key in before:
-            columns[key][position] = floats[key]
+        self._blocks[block].rewrite_node(position, floats, before)
         if gained or slot.negative != was_negative:
             # (A loss of room in place leaves the bounds as they are.)
             self._refresh(slot, block, before, was_negative)
@@ -597,10 +604,7 @@ class NodeIndex:
             # Still between its neighbours: same block, same position.
             keys[position] = key
             slot.key = key
-            columns = self._blocks[block].columns
-            floats = slot.floats
-            for name in before:
-                columns[name][position] = floats[name]
+            self._blocks[block].rewrite_node(position, slot.floats, before)
             if position + 1 == len(keys):
                 self._lasts[block] = key
             if raising:
@@ -682,7 +686,7 @@ class NodeIndex:
                 if type(term) is tuple and term is not OPEN]
         return found
 
-    def _halve(self, first: int, count: int, nodes: "_Block", keys: List[Any]) -> None:
+    def _halve(self, first: int, count: int, nodes: _Block, keys: List[Any]) -> None:
         """Replace ``count`` blocks from ``first`` on by two halves of ``nodes``."""
         half = len(nodes) // 2
         self._blocks[first:first + count] = nodes.halves()
