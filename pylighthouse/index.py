@@ -193,15 +193,15 @@ class _Block(list):
         return (_Block(self[:half], {key: column[:half] for key, column in columns.items()}),
                 _Block(self[half:], {key: column[half:] for key, column in columns.items()}))
 
-    def __add__(self, other: Any) -> "_Block":  # type: ignore[override]
-        """This block's nodes, then ``other``'s, columns joined."""
+    def joined(self, other: "_Block") -> "_Block":
+        """This block's nodes, then ``other``'s, columns joined (a merge)."""
         first, second = self.columns, other.columns
         columns = {}
         for key in dict.fromkeys([*first, *second]):
             head, tail = first.get(key), second.get(key)
             columns[key] = (([-INF] * len(self) if head is None else head)
                             + ([-INF] * len(other) if tail is None else tail))
-        return _Block(list.__add__(self, other), columns)
+        return _Block([*self, *other], columns)
 
 
 class NodeIndex:
@@ -229,7 +229,7 @@ class NodeIndex:
         self._leaves: List[int] = []
         #: Leaf offset -> the nodes of the block whose leaf it is, or None
         #: for a gap (minus infinity in every tree, zero in the counts).
-        self._row: List[Optional[List[Any]]] = [None]
+        self._row: List[Optional[_Block]] = [None]
         self._families: Dict[Any, Dict[Any, Tree]] = {
             ALL: {OPEN: [-INF, -INF]}, CLEAN: {OPEN: [-INF, -INF]}}
         #: Resource -> its family, for the resources that have one.
@@ -706,7 +706,7 @@ class NodeIndex:
             self._lasts[block] = keys[-1]
         if len(nodes) <= self._load // 4 and len(self._blocks) > 1:
             first = block if block + 1 < len(self._blocks) else block - 1
-            merged = self._blocks[first] + self._blocks[first + 1]
+            merged = self._blocks[first].joined(self._blocks[first + 1])
             keys = self._keys[first] + self._keys[first + 1]
             if len(merged) > 2 * self._load:
                 self._halve(first, 2, merged, keys)
@@ -877,7 +877,7 @@ class NodeIndex:
                 fresh = trees[term] = _relaid(tree, positions, new_cap, step, -INF)
                 stale[id(fresh)] = (fresh, 0, new_cap)
         self._counts = _relaid(self._counts, positions, new_cap, step, 0)
-        row: List[Optional[List[Any]]] = [None] * new_cap
+        row: List[Optional[_Block]] = [None] * new_cap
         row[:step * len(leaves):step] = [self._row[leaf] for leaf in leaves]
         self._row = row
         self._leaves = list(range(0, step * len(leaves), step))
