@@ -12,7 +12,7 @@ import operator
 from collections import Counter
 from decimal import Decimal
 from typing import (Any, ClassVar, Dict, Iterable, List, Mapping,
-                    Optional, Sequence, Tuple, Type, Union)
+                    Optional, Sequence, Set, Tuple, Type, Union)
 
 import attr
 
@@ -47,7 +47,7 @@ class _Slot:
         self.name = node.name
         self.remaining: Dict[str, Decimal] = dict(node.resources)
         self.workloads: Dict[str, Workload] = {}
-        self.groups: Counter = Counter()
+        self.groups: Counter[str] = Counter()
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
         self.negative = False  # some remaining quantity is below zero
@@ -121,7 +121,7 @@ class Distributor:
                 "RoundRobinDistributor or BinPackDistributor")
         self._slots: Dict[str, _Slot] = {}
         self._where: Dict[str, _Slot] = {}
-        self._group_nodes: Dict[str, Counter] = {}
+        self._group_nodes: Dict[str, Counter[str]] = {}
         self._joins = 0
         self._index: Optional[NodeIndex] = \
             NodeIndex(self._index_key, self._rekeyed, self._index_load) if self._indexed else None
@@ -363,7 +363,7 @@ class Distributor:
         return Explanation(workload=load.name, total=len(self._slots), fits=fits,
                            averse=averse_fits, reasons=reasons, choice=choice)
 
-    def utilization(self) -> Dict[str, Dict[str, Dict[str, Dict[str, Any]]]]:
+    def utilization(self) -> Dict[str, Dict[str, Any]]:
         """Return capacity, use and free room per resource, per node and overall.
 
         ``{"cluster": {resource: {"capacity": c, "used": u, "free": f}},
@@ -380,7 +380,7 @@ class Distributor:
                 for workload in slot.workloads.values():
                     for key, needed in workload.requirements.items():
                         used[key] += needed
-                figures = {}
+                figures: Dict[str, Dict[str, Any]] = {}
                 for key, capacity in slot.node.resources.items():
                     row = {"capacity": capacity, "used": used[key],
                            "free": slot.remaining[key]}
@@ -438,7 +438,7 @@ class Distributor:
             raise InvalidInputError(
                 f"snapshot: format: expected {SNAPSHOT_FORMAT}, got {snapshot.get('format')!r}")
         strategy = snapshot.get("strategy")
-        target = Distributor._strategies.get(strategy)  # type: ignore[arg-type]
+        target = Distributor._strategies.get(strategy)  # type: ignore[arg-type]  # None if unknown
         if target is None:
             raise InvalidInputError(
                 f"snapshot: strategy: unknown strategy {strategy!r} "
@@ -560,10 +560,11 @@ class Distributor:
         start = self._start()
         groups = workload.aversion_groups
         if groups and not self._group_nodes.keys().isdisjoint(groups):
-            slot = index.first_fit(workload, groups, start)
+            slot: Optional[_Slot] = index.first_fit(workload, groups, start)
             if slot is not None:
                 return slot
-        return index.first_fit(workload, frozenset(), start)
+        found: Optional[_Slot] = index.first_fit(workload, frozenset(), start)
+        return found
 
     @staticmethod
     def _first_fit(workload: Workload, order: Iterable[_Slot],
@@ -574,9 +575,9 @@ class Distributor:
                 return slot
         return None
 
-    def _averse(self, workload: Workload) -> set:
+    def _averse(self, workload: Workload) -> Set[str]:
         """Names of the nodes hosting a workload that shares a group with ``workload``."""
-        averse: set = set()
+        averse: Set[str] = set()
         for group in workload.aversion_groups:
             averse.update(self._group_nodes.get(group, ()))
         return averse
@@ -802,8 +803,9 @@ class BinPackDistributor(Distributor):
         super().__init__(nodes)
 
     @classmethod
-    def from_list(cls, rubric: Union[Rubric, Mapping[str, Any]],  # type: ignore[override]
-                  nodes: Iterable[NodeLike]) -> "BinPackDistributor":
+    def from_list(  # type: ignore[override]  # 0.2.0's call: the rubric comes first
+            cls, rubric: Union[Rubric, Mapping[str, Any]],
+            nodes: Iterable[NodeLike]) -> "BinPackDistributor":
         """Return a distributor over ``nodes`` that scores with ``rubric``.
 
         Cost: O(N x R log N), amortised.
@@ -856,7 +858,7 @@ class BinPackDistributor(Distributor):
                     for key, value in rubric.items()}, nodes)
 
 
-def _decrement(counter: Counter, key: str) -> None:
+def _decrement(counter: Counter[str], key: str) -> None:
     counter[key] -= 1
     if not counter[key]:
         del counter[key]

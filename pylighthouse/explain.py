@@ -57,7 +57,9 @@ class Explanation:
         for reasons in ranked:
             first = reasons[0]
             if first.kind == INSUFFICIENT:
-                most = max(reason.left for reason in reasons)
+                # An INSUFFICIENT reason carries both numbers.
+                most = max(reason.left for reason in reasons if reason.left is not None)
+                assert first.needed is not None
                 text = (f"insufficient {first.resource} (needs {to_number(first.needed)}, "
                         f"most left {to_number(most)})")
             else:

@@ -48,6 +48,7 @@ class Reason:
         if self.kind == CORDONED:
             return "cordoned"
         if self.kind == INSUFFICIENT:
+            assert self.needed is not None and self.left is not None  # set with INSUFFICIENT
             return (f"insufficient {self.resource} (needs {to_number(self.needed)}, "
                     f"{to_number(self.left)} left)")
         return f"{self.resource} below zero and not tolerated"

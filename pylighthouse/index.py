@@ -94,7 +94,7 @@ from decimal import Decimal
 from itertools import compress, repeat
 from operator import and_, ge
 from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
-                    Optional, Sequence, Tuple)
+                    Optional, Sequence, Set, Tuple, cast)
 
 from .fit import check_fit
 from .model import Workload
@@ -137,7 +137,7 @@ NEAR = 2
 Tree = List[Any]
 
 
-class _Block(list):
+class _Block(List[Any]):
     """A block: its nodes in order, and ``columns``: resource -> the float
     copies of the nodes' remaining quantity of it (a list, minus
     infinity where a node lacks it), in the same order, for every resource
@@ -234,7 +234,7 @@ class NodeIndex:
             ALL: {OPEN: [-INF, -INF]}, CLEAN: {OPEN: [-INF, -INF]}}
         #: Resource -> its family, for the resources that have one.
         self._selected: Dict[str, Any] = {}
-        self._present: Counter = Counter()
+        self._present: Counter[str] = Counter()
         self._counts: List[int] = [0, 0]
         #: Leaves ``_dirty_from`` to ``_dirty_to`` (excluded) of ``_counts``
         #: changed since its internal levels were last summed (see
@@ -251,10 +251,10 @@ class NodeIndex:
         #: Resource names (sorted tuple) -> their mixed term.
         self._mixes: Dict[Tuple[Tuple[str, int], ...], Any] = {}
         #: Resources seen below zero on some node (only ever grows).
-        self.negative: set = set()
+        self.negative: Set[str] = set()
         #: Workload shapes (requirements, immunities) that fit no open node,
         #: kept while no open node gains room and none joins or reopens.
-        self._nowhere: set = set()
+        self._nowhere: Set[Any] = set()
         #: (shape, groups) -> (serial, answer, the answer's key then) of the
         #: last search from the start for it: every node before that key
         #: failed it then, and still does unless it changed since.
@@ -740,7 +740,7 @@ class NodeIndex:
         tree = self._families[family][term] = self._made(lambda nodes: INF)
         return tree
 
-    def _made(self, bound: Callable[[List[Any]], float]) -> Tree:
+    def _made(self, bound: Callable[[_Block], float]) -> Tree:
         """A tree with ``bound(nodes)`` at each block's leaf, minus infinity
         at the gaps, its internal levels computed. Cost: O(B) calls."""
         cap = self._cap
@@ -1081,7 +1081,9 @@ class NodeIndex:
         its bounds for these terms made exact."""
         cap = self._cap
         height = cap.bit_length()  # of a leaf's position
-        owners = self._row  # (``row`` names a node's floats below)
+        # (``row`` names a node's floats below.) A gap (None) is never read:
+        # its bounds are minus infinity.
+        owners = cast(List[_Block], self._row)
         leaves = self._leaves
         index = start = cap + leaves[block]
         # (Past the last block: beyond every leaf.)
@@ -1106,10 +1108,12 @@ class NodeIndex:
                 # monotonically, so a node whose float falls short falls short
                 # exactly too. check_fit still decides.
                 head = begin + HEAD if sieve is not None else stop
+                part: Optional[Iterable[Any]]
                 for part in (nodes[begin:head], None):
                     if part is None:
                         if head >= stop:
                             break
+                        assert sieve is not None  # else head is stop
                         key, floor, other, least = sieve
                         columns = nodes.columns
                         first, second = columns.get(key), columns.get(other)
@@ -1150,7 +1154,7 @@ class NodeIndex:
                 return None
 
 
-class _Scales(dict):
+class _Scales(Dict[str, float]):
     """A mixed term's resources and their scales (hashable by identity);
     ``least(floats)``: the least scaled quantity of a node (minus infinity
     when it lacks one of the resources: a workload of a shape using the
@@ -1161,7 +1165,7 @@ class _Scales(dict):
     out for two and three resources, the usual cases: ``largest`` runs for
     every block made exact)."""
 
-    __hash__ = object.__hash__  # type: ignore[assignment]
+    __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, unlike a dict
 
     def __init__(self, scales: Mapping[str, float]):
         super().__init__(scales)
@@ -1219,8 +1223,8 @@ def _least_of(items: Tuple[Tuple[str, float], ...]) -> Tuple[
             return min([floats.get(key, -INF) * scale for key, scale in items])
 
         def largest(column: Column) -> Any:
-            found = [column(key) for key, _ in items]
-            if any(values is None for values in found):
+            found = [values for key, _ in items if (values := column(key)) is not None]
+            if len(found) < len(items):
                 return -INF
             return _upper(max(map(min, *[[value * scale for value in values]
                                          for values, (_, scale) in zip(found, items)]),
@@ -1228,7 +1232,7 @@ def _least_of(items: Tuple[Tuple[str, float], ...]) -> Tuple[
     return least, largest
 
 
-def _upper(value: Any) -> Any:
+def _upper(value: float) -> float:
     """``value`` raised by far more than float rounding could have lowered
     it; increasing, so the largest of raised values is the raised largest."""
     if value in (INF, -INF):

@@ -53,12 +53,12 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
         raise InvalidTypeError(
             f"{where}: {field} must be a list, tuple or set of strings, "
             f"got {type(value).__name__} {value!r}")
-    names = list(value)
-    for name in names:
+    listed = list(value)
+    for name in listed:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
                 f"{where}: {field} must hold non-empty strings, got {name!r}")
-    return _shared(frozenset(names)) if names else _EMPTY
+    return _shared(frozenset(listed)) if listed else _EMPTY
 
 
 #: Name sets already handed out (see :func:`share`): workloads repeat the
@@ -74,7 +74,7 @@ def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
     return {key: to_number(value) for key, value in quantities.items()}
 
 
-def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[str, Any]:
+def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Dict[str, Any]:
     """Check that ``data`` is a mapping with known keys; return a copy."""
     if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(

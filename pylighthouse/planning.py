@@ -428,11 +428,11 @@ class _Search:
                 if key not in load.immunities or needed < 0:
                     demand[key] = demand.get(key, Fraction(0)) + Fraction(needed)
         nodes = 0
-        for key, needed in demand.items():
+        for key, wanted in demand.items():
             room = self.free.get(key, Fraction(0))
             capacity = largest.get(key)
-            if capacity is not None and room != math.inf and needed > room:
-                nodes = max(nodes, math.ceil((needed - room) / Fraction(capacity)))
+            if capacity is not None and room != math.inf and wanted > room:
+                nodes = max(nodes, math.ceil((wanted - room) / Fraction(capacity)))
         return nodes
 
 

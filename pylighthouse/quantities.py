@@ -15,7 +15,7 @@ from decimal import Decimal
 from collections.abc import Mapping as MappingABC
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Dict, Mapping, Union
+from typing import Any, Dict, Hashable, Mapping, TypeVar, Union
 
 from .errors import InvalidInputError, InvalidTypeError
 
@@ -84,7 +84,7 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
 
 def _rational_to_decimal(value: numbers.Real, where: str) -> Decimal:
     try:
-        fraction = Fraction(value)
+        fraction = Fraction(value)  # type: ignore[call-overload]  # other Reals: TypeError, below
     except (TypeError, ValueError, OverflowError):
         # An infinite or NaN value of some other Real type.
         as_float = float(value)
@@ -214,7 +214,11 @@ _SHARED: Dict[Any, Mapping[str, Decimal]] = {}
 SHARED_LIMIT = 4096
 
 
-def share(table: Dict[Any, Any], key: Any, value: Any) -> Any:
+_Key = TypeVar("_Key", bound=Hashable)
+_Value = TypeVar("_Value")
+
+
+def share(table: Dict[_Key, _Value], key: _Key, value: _Value) -> _Value:
     """The value ``table`` already holds for ``key``, else ``value``, kept
     there while the table holds fewer than :data:`SHARED_LIMIT` values: one
     immutable object handed out for many equal ones. Cost: O(1)."""

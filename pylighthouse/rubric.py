@@ -1,7 +1,7 @@
 """Rubric scoring: the "size" of a workload or of a node's room, for BinPack."""
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, Mapping, Tuple, Union
 
 import attr
 
@@ -28,7 +28,7 @@ class Rubric:
 
     weights: Mapping[str, Decimal] = attr.ib()
 
-    def __init__(self, weights: Mapping[str, Any]):
+    def __init__(self, weights: Union["Rubric", Mapping[str, Any]]):
         if isinstance(weights, Rubric):
             weights = weights.weights
         checked = {key: weight
