@@ -21,8 +21,10 @@ version = ".".join(release.split(".")[:2])
 
 extensions = [
     "sphinx.ext.autodoc",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    "sphinx_copybutton",
 ]
 
 templates_path = []
@@ -32,9 +34,23 @@ master_doc = "index"
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 
-nitpicky = False
+# Every cross-reference must resolve (the build runs with -W -n).
+nitpicky = True
+
+# Links into the Python documentation. The build must not need the network,
+# so the inventory is a short local list of the standard-library names these
+# pages mention (Sphinx's plain-text inventory format): add a line there
+# when a page refers to another one.
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", "python-inventory.txt"),
+}
+
+# The copy button leaves out prompts and the output of examples.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
 
 # -- Options for HTML output -------------------------------------------------
 
-html_theme = "alabaster"
+html_theme = "furo"
+html_title = f"pylighthouse {release}"
 html_static_path = []

@@ -96,7 +96,7 @@ class Distributor:
 
     #: The strategy's name, as used in snapshots and JSON problems.
     strategy: ClassVar[str] = ""
-    #: Whether node choice uses the :mod:`~pylighthouse.index` (``False``
+    #: Whether node choice uses the node index, ``pylighthouse.index`` (``False``
     #: keeps the plain scan, the readable statement of each strategy, which
     #: the tests compare with the index).
     _indexed: ClassVar[bool] = True
@@ -195,7 +195,7 @@ class Distributor:
 
         Cost: O(W x R) to validate W workloads (R resources each; BinPack
         adds O(W log W) to sort them), then per workload the node choice of
-        the :mod:`~pylighthouse.index`: O(T log N) bound checks on N nodes
+        the node index (``pylighthouse.index``): O(T log N) bound checks on N nodes
         for T requirements, plus the nodes of each block of about 48 whose
         bounds pass while none of them fits (a few blocks on realistic
         clusters, all of them at worst), and O(R log N) to book the
@@ -239,13 +239,13 @@ class Distributor:
         problem's node ``workloads``, a cluster's inventory): they use the
         node's resources, even beyond its capacity, and count for aversion.
         The strategy's own state (RoundRobin's cursor) does not move.
+        Nothing is recorded when anything is raised.
 
         Raises:
             UnknownNameError: no node has that name.
             DuplicateNameError: a workload name repeats or is already placed.
             InvalidInputError, InvalidTypeError: a workload is malformed, or
                 requires a resource the node does not have.
-            Nothing is recorded when anything is raised.
 
         Cost: O(K x R) for K workloads.
         """

@@ -21,8 +21,9 @@ INSUFFICIENT = "insufficient"
 #: The node's resource is below zero (a shortcoming or a ward) and the
 #: workload neither offsets it nor is immune to it.
 NOT_TOLERATED = "not tolerated"
-#: Not a fit outcome: the distributor's mark for a node that takes no new
-#: workloads, so that explanations can count it beside the fit reasons.
+#: The distributor's mark for a node that takes no new workloads (it is not
+#: an outcome of the fit rule), so that explanations can count it beside
+#: the fit reasons.
 CORDONED = "cordoned"
 
 
@@ -30,8 +31,11 @@ CORDONED = "cordoned"
 class Reason:
     """Why a workload does not fit a node: the first failing resource.
 
-    ``kind`` is :data:`MISSING`, :data:`INSUFFICIENT` or :data:`NOT_TOLERATED`
-    (or :data:`CORDONED`, which distributors add for cordoned nodes);
+    ``kind`` is :data:`~pylighthouse.fit.MISSING`,
+    :data:`~pylighthouse.fit.INSUFFICIENT` or
+    :data:`~pylighthouse.fit.NOT_TOLERATED` (or
+    :data:`~pylighthouse.fit.CORDONED`, which distributors add for cordoned
+    nodes);
     ``needed`` is what the workload requires of ``resource`` (0 when it does
     not mention it) and ``left`` what the node has left of it (``None`` when
     the node lacks the resource).

@@ -243,7 +243,7 @@ def lower_bound(distributor: Distributor, pending: Iterable[Any],
     nodes, divided by the largest capacity any template offers, rounded up;
     the largest of these. Requirements a workload is immune to are not
     counted, as they may overdraw a node. No plan needs fewer new nodes; the
-    benchmark measures :func:`plan_scale_up` against this number.
+    benchmark measures :func:`~pylighthouse.plan_scale_up` against this number.
 
     Cost: one placement of ``pending`` on a copy, plus O(W x R).
     """
