@@ -28,7 +28,8 @@ def test_every_public_name_is_in_the_api_reference():
 
 def test_ci_runs_exactly_the_readme_check_command():
     check = readme_commands()[1]
-    assert "pytest" in check and "flake8" in check and "sphinx" in check
+    assert "pytest" in check and "flake8" in check and "mypy" in check
+    assert "sphinx -W -n" in check  # warnings and broken references fail the build
     script = (ROOT / ".ci" / "run").read_text().splitlines()
     assert check in [line.strip() for line in script]
 
