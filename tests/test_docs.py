@@ -44,3 +44,11 @@ def test_the_readme_main_job_runs_and_prints_where_workloads_went():
     assert done.returncode == 0, done.stderr
     for workload, node in (("req-1", "node-2"), ("req-2", "node-3"), ("req-3", "node-1")):
         assert re.search(rf"^{node}: .*\b{workload}\b", done.stdout, re.M), done.stdout
+
+
+def test_every_type_ignore_in_the_package_says_why():
+    for path in sorted((ROOT / "pylighthouse").glob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if "type: ignore" in line:
+                assert re.search(r"# type: ignore\[[\w-]+(, *[\w-]+)*\]\s+#\s*\S", line), \
+                    f"{path.name}:{number}: a type: ignore needs its error code and a reason"
