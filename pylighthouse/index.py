@@ -137,7 +137,7 @@ NEAR = 2
 Tree = List[Any]
 
 
-class _Block(List[Any]):
+class _Block(list[Any]):  # (the builtin generic: a plain list subclass at run time)
     """A block: its nodes in order, and ``columns``: resource -> the float
     copies of the nodes' remaining quantity of it (a list, minus
     infinity where a node lacks it), in the same order, for every resource
@@ -1154,7 +1154,7 @@ class NodeIndex:
                 return None
 
 
-class _Scales(Dict[str, float]):
+class _Scales(dict[str, float]):  # (a plain dict subclass at run time)
     """A mixed term's resources and their scales (hashable by identity);
     ``least(floats)``: the least scaled quantity of a node (minus infinity
     when it lacks one of the resources: a workload of a shape using the
