@@ -2,7 +2,9 @@
 
 It re-exports the public names of :mod:`pylighthouse`; nothing lives here.
 """
-from . import __all__ as _public
+import pylighthouse
 from . import *  # noqa: F401,F403
 
-__all__ = list(_public)
+__all__ = []
+__all__ += pylighthouse.__all__
+del pylighthouse
