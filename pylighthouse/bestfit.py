@@ -1,0 +1,205 @@
+"""BestFit: the strategy that packs each workload onto the fullest node where it fits.
+
+The strategy only orders: one call's workloads largest first, and the nodes
+from the least room left to the most. The node index serves this order the
+way it serves BinPack's (the order key of a node changes when its room
+does), and :func:`pylighthouse.fit.check_fit` decides every fit.
+"""
+import decimal
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .distributors import Distributor, NodeLike, _field, _Slot
+from .model import Node, Workload
+from .quantities import ZERO, from_json_quantity, to_json_quantity
+from .rubric import Rubric
+
+__all__ = ["BestFitDistributor", "SHARES", "dominant_shares"]
+
+#: The context in which BestFit's default score divides and adds shares:
+#: 28 significant digits (Python's default), rounding half to even. The
+#: same remaining room over the same capacity always gives the same score.
+SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN,
+                         Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
+                         traps=[decimal.InvalidOperation, decimal.DivisionByZero])
+
+RubricLike = Union[Rubric, Mapping[str, Any]]
+
+
+def dominant_shares(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Fraction]:
+    """Return, per resource, the largest capacity among ``capacities`` that is
+    positive and finite (the scale a dominant share is measured against);
+    resources with none are left out. Cost: O(total number of resources).
+    """
+    largest: Dict[str, Decimal] = {}
+    for resources in capacities:
+        for key, capacity in resources.items():
+            if capacity > ZERO and capacity.is_finite() and capacity > largest.get(key, ZERO):
+                largest[key] = capacity
+    return {key: Fraction(capacity) for key, capacity in largest.items()}
+
+
+def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fraction:
+    """Return the largest fraction of ``scale`` that ``workload`` requires of
+    any resource in it (0 when it requires none of them), exactly.
+    Cost: O(requirements)."""
+    return max((Fraction(needed) / scale[key]
+                for key, needed in workload.requirements.items() if key in scale),
+               default=Fraction(0))
+
+
+class BestFitDistributor(Distributor):
+    """Places each workload on the node with the least room left where it fits.
+
+    Within one call the workloads go largest first: by *dominant share*,
+    descending, the largest fraction a workload requires of any resource,
+    measured against the largest capacity of that resource among the
+    distributor's nodes (cordoned ones included; resources whose largest
+    capacity is zero or unlimited do not count). Equal shares keep the
+    order given.
+
+    Each workload then goes to the first node where it fits, in ascending
+    *room score* of the nodes' remaining resources, re-scored after every
+    change; equal scores keep the node order (the order the nodes were given
+    in, nodes added later last). The room score is:
+
+    * without a rubric, the sum over the node's resources whose capacity is
+      positive and finite of remaining / capacity (so a full node scores 0,
+      an empty node with cpu, mem and disk scores 3), each share divided
+      and added in the node's resource order under :data:`SHARES`; tags,
+      wards and unlimited resources do not count;
+    * with a ``rubric``, its score of the remaining resources, exactly as
+      BinPack scores them (a score that meets both infinities sorts last).
+
+    On nodes of one capacity this is the node where the workload leaves the
+    least room after it is placed. Aversion groups stay soft: the first pass
+    skips nodes hosting a workload that shares a group with it, the second
+    takes any node.
+
+    Raises (constructor):
+        InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
+        DuplicateNameError: two nodes share a name.
+    """
+
+    strategy = "BestFit"
+    _rekeyed = True
+
+    def __init__(self, nodes: Iterable[NodeLike] = (),
+                 rubric: Optional[RubricLike] = None):
+        self._rubric = None if rubric is None else Rubric(rubric)
+        self._sequence_numbers: Dict[str, int] = {}
+        self._joined_count = 0
+        self._counted: Dict[str, Tuple[Decimal, Tuple[Tuple[str, Decimal], ...]]] = {}
+        self._scale: Optional[Dict[str, Fraction]] = None
+        super().__init__(nodes)
+
+    @classmethod
+    def from_list(cls, nodes: Iterable[NodeLike],  # type: ignore[override]
+                  rubric: Optional[RubricLike] = None) -> "BestFitDistributor":
+        """Return a BestFit distributor over ``nodes`` (scored with ``rubric``
+        when one is given, else by shares of each node's capacity).
+
+        Raises:
+            InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
+            DuplicateNameError: two nodes share a name.
+
+        Cost: O(N x R log N), amortised.
+        """
+        return cls(nodes, rubric)
+
+    @property
+    def rubric(self) -> Optional[Rubric]:
+        """The rubric the distributor scores room with, or ``None`` (shares)."""
+        return self._rubric
+
+    def room_score(self, name: str) -> Decimal:
+        """Return the room score of node ``name`` now (see the class docs).
+
+        Raises:
+            UnknownNameError: no node has that name.
+
+        Cost: O(R).
+        """
+        return self._room(self._slot(name))[1]
+
+    # ------------------------------------------------------ strategy hooks
+
+    def _room(self, slot: _Slot) -> Tuple[int, Decimal]:
+        """The room score of ``slot``, behind a flag that puts undefined
+        scores (a rubric meeting both infinities) last."""
+        if self._rubric is not None:
+            score = self._rubric.score(slot.remaining)
+            return (1, ZERO) if score.is_nan() else (0, score)
+        counted = self._counted.get(slot.name)
+        if counted is None:
+            counted = self._counted[slot.name] = self._counted_resources(slot.node)
+        tags, shared = counted
+        divide, add = SHARES.divide, SHARES.add
+        remaining = slot.remaining
+        score = tags
+        for key, capacity in shared:
+            score = add(score, divide(remaining[key], capacity))
+        return (0, score)
+
+    @staticmethod
+    def _counted_resources(node: Node) -> Tuple[Decimal, Tuple[Tuple[str, Decimal], ...]]:
+        """The number of tags of ``node`` and its resources of positive,
+        finite capacity, in its order."""
+        resources = node.resources
+        tags = sum(1 for capacity in resources.values() if capacity == ZERO)
+        return Decimal(tags), tuple((key, capacity) for key, capacity in resources.items()
+                                    if capacity > ZERO and capacity.is_finite())
+
+    def _index_key(self, slot: _Slot) -> Any:
+        number = self._sequence_numbers.get(slot.name)
+        if number is None:
+            self._joined_count += 1
+            number = self._sequence_numbers[slot.name] = self._joined_count
+        flag, score = self._room(slot)
+        # The score's nearest float in front: the order is the same (that
+        # conversion never reverses two decimals) and most comparisons end
+        # on the floats.
+        return (flag, float(score), score, number)
+
+    def _order(self) -> Sequence[_Slot]:
+        return sorted(self._slots.values(), key=self._index_key)
+
+    def _sequence(self, workloads: List[Workload]) -> List[Workload]:
+        scale = self._scale
+        if scale is None:
+            scale = self._scale = dominant_shares(
+                slot.node.resources for slot in self._slots.values())
+        # Workloads come in a few flavours: each is measured once.
+        shares: Dict[Tuple[Tuple[str, Decimal], ...], Fraction] = {}
+
+        def share(load: Workload) -> Fraction:
+            flavour = tuple(load.requirements.items())
+            found = shares.get(flavour)
+            if found is None:
+                found = shares[flavour] = dominant_share(load, scale)  # type: ignore[arg-type]
+            return found
+        return sorted(workloads, key=share, reverse=True)
+
+    def _joined(self, slot: _Slot) -> None:
+        self._scale = None
+
+    def _leaving(self, slot: _Slot) -> None:
+        self._scale = None
+        self._counted.pop(slot.name, None)
+        self._sequence_numbers.pop(slot.name, None)
+
+    def _settings(self) -> Dict[str, Any]:
+        if self._rubric is None:
+            return {}
+        return {"rubric": {key: to_json_quantity(weight)
+                           for key, weight in self._rubric.weights.items()}}
+
+    @classmethod
+    def _restore(cls, snapshot: Mapping[str, Any], nodes: List[Node]) -> "Distributor":
+        if "rubric" not in snapshot:
+            return cls(nodes)
+        rubric = _field(snapshot, "rubric", Mapping, "snapshot")
+        return cls(nodes, {key: from_json_quantity(value, f"snapshot: rubric.{key}",
+                                                   finite=True, decimal_strings=True)
+                           for key, value in rubric.items()})
