@@ -12,10 +12,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .distributors import Distributor, NodeLike, _field, _Slot
 from .model import Node, Workload
-from .quantities import ZERO, from_json_quantity, to_json_quantity
+from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
 from .rubric import Rubric
 
-__all__ = ["BestFitDistributor", "SHARES", "dominant_shares"]
+__all__ = ["BestFitDistributor", "SHARES", "largest_capacities", "dominant_share"]
 
 #: The context in which BestFit's default score divides and adds shares:
 #: 28 significant digits (Python's default), rounding half to even. The
@@ -27,17 +27,17 @@ SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN,
 RubricLike = Union[Rubric, Mapping[str, Any]]
 
 
-def dominant_shares(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Fraction]:
-    """Return, per resource, the largest capacity among ``capacities`` that is
-    positive and finite (the scale a dominant share is measured against);
-    resources with none are left out. Cost: O(total number of resources).
+def largest_capacities(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Decimal]:
+    """Return, per resource, the largest of ``capacities`` (resource maps),
+    keeping only the resources where that is positive and finite: the scale
+    a dominant share is measured against. Cost: O(total number of resources).
     """
     largest: Dict[str, Decimal] = {}
     for resources in capacities:
         for key, capacity in resources.items():
-            if capacity > ZERO and capacity.is_finite() and capacity > largest.get(key, ZERO):
-                largest[key] = capacity
-    return {key: Fraction(capacity) for key, capacity in largest.items()}
+            largest[key] = max(largest.get(key, capacity), capacity)
+    return {key: capacity for key, capacity in largest.items()
+            if ZERO < capacity < INFINITY}
 
 
 def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fraction:
@@ -168,8 +168,9 @@ class BestFitDistributor(Distributor):
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
         scale = self._scale
         if scale is None:
-            scale = self._scale = dominant_shares(
-                slot.node.resources for slot in self._slots.values())
+            scale = self._scale = {key: Fraction(capacity) for key, capacity in
+                                   largest_capacities(slot.node.resources
+                                                      for slot in self._slots.values()).items()}
         # Workloads come in a few flavours: each is measured once.
         shares: Dict[Tuple[Tuple[str, Decimal], ...], Fraction] = {}
 
