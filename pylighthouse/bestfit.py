@@ -87,7 +87,8 @@ class BestFitDistributor(Distributor):
 
     def __init__(self, nodes: Iterable[NodeLike] = (),
                  rubric: Optional[RubricLike] = None):
-        self._rubric = None if rubric is None else Rubric(rubric)
+        self._rubric = rubric if rubric is None or isinstance(rubric, Rubric) \
+            else Rubric(rubric)
         self._sequence_numbers: Dict[str, int] = {}
         self._joined_count = 0
         self._counted: Dict[str, Tuple[Decimal, Tuple[Tuple[str, Decimal], ...]]] = {}
@@ -95,7 +96,7 @@ class BestFitDistributor(Distributor):
         super().__init__(nodes)
 
     @classmethod
-    def from_list(cls, nodes: Iterable[NodeLike],  # type: ignore[override]
+    def from_list(cls, nodes: Iterable[NodeLike],
                   rubric: Optional[RubricLike] = None) -> "BestFitDistributor":
         """Return a BestFit distributor over ``nodes`` (scored with ``rubric``
         when one is given, else by shares of each node's capacity).
@@ -171,16 +172,20 @@ class BestFitDistributor(Distributor):
             scale = self._scale = {key: Fraction(capacity) for key, capacity in
                                    largest_capacities(slot.node.resources
                                                       for slot in self._slots.values()).items()}
-        # Workloads come in a few flavours: each is measured once.
+        # Workloads come in a few flavours: each is measured once, and the
+        # sort compares small integers (the rank of a share), not fractions.
         shares: Dict[Tuple[Tuple[str, Decimal], ...], Fraction] = {}
-
-        def share(load: Workload) -> Fraction:
+        keys = []
+        for load in workloads:
             flavour = tuple(load.requirements.items())
             found = shares.get(flavour)
             if found is None:
-                found = shares[flavour] = dominant_share(load, scale)  # type: ignore[arg-type]
-            return found
-        return sorted(workloads, key=share, reverse=True)
+                found = shares[flavour] = dominant_share(load, scale)
+            keys.append(found)
+        rank = {share: place for place, share in enumerate(sorted(set(shares.values())))}
+        ranks = [rank[share] for share in keys]
+        order = sorted(range(len(workloads)), key=ranks.__getitem__, reverse=True)
+        return [workloads[place] for place in order]
 
     def _joined(self, slot: _Slot) -> None:
         self._scale = None
