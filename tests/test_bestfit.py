@@ -4,9 +4,11 @@
 examples for a longer local run; CI runs a modest, derandomised count.
 """
 import copy
+import io
 import json
 import os
 from decimal import Decimal
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -247,3 +249,40 @@ def test_restored_snapshot_decides_like_the_original(nodes, rubric, before, afte
         operation, ours, _ = step_both(step, distributor, twin)
         assert run(operation, restored) == ours, operation
         assert restored.to_dict() == distributor.to_dict()
+
+
+# ------------------------------------------------ CLI, HTTP and schema
+
+
+def test_the_cli_and_the_schema_accept_bestfit(capsys, tmp_path):
+    import jsonschema
+    from pylighthouse.cli import main
+
+    schema = json.loads((Path(pylighthouse.__file__).parent / "schemas" /
+                         "problem.schema.json").read_text())
+    problem = {"nodes": STRATEGY_NODES, "workloads": STRATEGY_LOADS, "strategy": "BestFit"}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid(problem)
+    assert validator.is_valid(dict(problem, strategy="bestfit", rubric=RUBRIC))
+    assert not validator.is_valid(dict(problem, strategy="BestestFit"))
+    path = tmp_path / "problem.json"
+    path.write_text(json.dumps(dict(problem, strategy="Prioritized")))
+    assert main(["assign", str(path), "--strategy", "BESTFIT", "--rubric", json.dumps(RUBRIC)]) \
+        == 0
+    assert json.loads(capsys.readouterr().out)["assignments"] == {
+        "req-1": "node-3", "req-2": "node-3", "req-3": "node-3"}
+
+
+def test_the_http_endpoint_places_with_bestfit():
+    from pylighthouse.service import make_app
+
+    application = make_app()
+    body = json.dumps({"nodes": STRATEGY_NODES, "workloads": STRATEGY_LOADS,
+                       "strategy": "BestFit"}).encode()
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/assign-workloads",
+               "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+    statuses = []
+    answer = b"".join(application(environ, lambda status, headers: statuses.append(status)))
+    assert statuses[0].startswith("200")
+    assert json.loads(answer) == {"successful": True, "assignments": {
+        "req-1": "node-1", "req-2": "node-1", "req-3": "node-1"}}
