@@ -286,3 +286,16 @@ def test_the_http_endpoint_places_with_bestfit():
     assert statuses[0].startswith("200")
     assert json.loads(answer) == {"successful": True, "assignments": {
         "req-1": "node-1", "req-2": "node-1", "req-3": "node-1"}}
+
+
+def test_the_packing_quality_benchmark_runs_and_no_strategy_beats_the_bound(capsys):
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import packing_quality
+
+    rows = packing_quality.main(["--quick", "--seeds", "1"])
+    assert list(rows) == ["Prioritized", "RoundRobin", "BinPack", "BestFit"]
+    for row in rows.values():
+        assert all(used >= bound for used, bound in row["large"])
+        assert min(row["extra"]) >= 0 and 0 < min(row["full"]) <= 1 and row["per_s"] > 0
+    assert "   * - BestFit" in capsys.readouterr().out
