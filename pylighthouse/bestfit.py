@@ -59,21 +59,30 @@ class BestFitDistributor(Distributor):
     capacity is zero or unlimited do not count). Equal shares keep the
     order given.
 
-    Each workload then goes to the first node where it fits, in ascending
-    *room score* of the nodes' remaining resources, re-scored after every
-    change; equal scores keep the node order (the order the nodes were given
-    in, nodes added later last). The room score is:
+    Each workload then goes to the first node where it fits, the nodes
+    ordered by, in turn:
 
-    * without a rubric, the sum over the node's resources whose capacity is
-      positive and finite of remaining / capacity (so a full node scores 0,
-      an empty node with cpu, mem and disk scores 3), each share divided
-      and added in the node's resource order under :data:`SHARES`; tags,
-      wards and unlimited resources do not count;
-    * with a ``rubric``, its score of the remaining resources, exactly as
-      BinPack scores them (a score that meets both infinities sorts last).
+    1. the number of the node's resources whose capacity is below zero
+       (wards, shortcomings), most first: such a node takes only the
+       workloads that offset or are immune to them, so they go there first;
+    2. the number of its tags (resources of capacity zero), fewest first:
+       a tagged node is kept for the workloads that need its tag;
+    3. its *room score*, least first, computed on its remaining resources
+       and computed again after every change:
 
-    On nodes of one capacity this is the node where the workload leaves the
-    least room after it is placed. Aversion groups stay soft: the first pass
+       * without a rubric, the sum of remaining / capacity over the node's
+         resources whose capacity is positive and finite (a full node
+         scores 0, an empty one with cpu, mem and disk 3), each share
+         divided and added in the node's resource order under
+         :data:`SHARES`;
+       * with a ``rubric``, the rubric's score of the remaining resources,
+         as BinPack computes it (a score meeting both infinities comes
+         last);
+    4. the node order: the order the nodes were given in, nodes added
+       later last.
+
+    On nodes of one capacity, this is the node where the workload leaves
+    the least room once placed. Aversion groups stay soft: the first pass
     skips nodes hosting a workload that shares a group with it, the second
     takes any node.
 
@@ -91,7 +100,7 @@ class BestFitDistributor(Distributor):
             else Rubric(rubric)
         self._sequence_numbers: Dict[str, int] = {}
         self._joined_count = 0
-        self._counted: Dict[str, Tuple[Decimal, Tuple[Tuple[str, Decimal], ...]]] = {}
+        self._counted: Dict[str, Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]] = {}
         self._scale: Optional[Dict[str, Fraction]] = None
         super().__init__(nodes)
 
@@ -115,14 +124,16 @@ class BestFitDistributor(Distributor):
         return self._rubric
 
     def room_score(self, name: str) -> Decimal:
-        """Return the room score of node ``name`` now (see the class docs).
+        """Return the room score of node ``name`` now (see the class docs; NaN
+        for a rubric score meeting both infinities).
 
         Raises:
             UnknownNameError: no node has that name.
 
         Cost: O(R).
         """
-        return self._room(self._slot(name))[1]
+        flag, score = self._room(self._slot(name))
+        return Decimal("NaN") if flag else score
 
     # ------------------------------------------------------ strategy hooks
 
@@ -132,36 +143,38 @@ class BestFitDistributor(Distributor):
         if self._rubric is not None:
             score = self._rubric.score(slot.remaining)
             return (1, ZERO) if score.is_nan() else (0, score)
-        counted = self._counted.get(slot.name)
-        if counted is None:
-            counted = self._counted[slot.name] = self._counted_resources(slot.node)
-        tags, shared = counted
         divide, add = SHARES.divide, SHARES.add
         remaining = slot.remaining
-        score = tags
-        for key, capacity in shared:
+        score = ZERO
+        for key, capacity in self._kinds(slot)[2]:
             score = add(score, divide(remaining[key], capacity))
         return (0, score)
 
-    @staticmethod
-    def _counted_resources(node: Node) -> Tuple[Decimal, Tuple[Tuple[str, Decimal], ...]]:
-        """The number of tags of ``node`` and its resources of positive,
-        finite capacity, in its order."""
-        resources = node.resources
-        tags = sum(1 for capacity in resources.values() if capacity == ZERO)
-        return Decimal(tags), tuple((key, capacity) for key, capacity in resources.items()
-                                    if capacity > ZERO and capacity.is_finite())
+    def _kinds(self, slot: _Slot) -> Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]:
+        """How many resources of ``slot`` its capacity puts below zero (wards,
+        shortcomings) and at zero (tags), and its resources of positive,
+        finite capacity, in its order. Cost: O(R), then O(1) for the node."""
+        kinds = self._counted.get(slot.name)
+        if kinds is None:
+            resources = slot.node.resources.items()
+            kinds = self._counted[slot.name] = (
+                sum(1 for _, capacity in resources if capacity < ZERO),
+                sum(1 for _, capacity in resources if capacity == ZERO),
+                tuple((key, capacity) for key, capacity in resources
+                      if ZERO < capacity < INFINITY))
+        return kinds
 
     def _index_key(self, slot: _Slot) -> Any:
         number = self._sequence_numbers.get(slot.name)
         if number is None:
             self._joined_count += 1
             number = self._sequence_numbers[slot.name] = self._joined_count
+        below, tags, _ = self._kinds(slot)
         flag, score = self._room(slot)
-        # The score's nearest float in front: the order is the same (that
+        # The score's nearest float before it: the order is the same (that
         # conversion never reverses two decimals) and most comparisons end
         # on the floats.
-        return (flag, float(score), score, number)
+        return (-below, tags, flag, float(score), score, number)
 
     def _order(self) -> Sequence[_Slot]:
         return sorted(self._slots.values(), key=self._index_key)

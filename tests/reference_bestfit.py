@@ -23,11 +23,11 @@ def as_decimal(value):
 
 
 def room_score(machine, rubric):
-    """(flag, score): the rubric's score, or tags plus shares of capacity."""
+    """(flag, score): the rubric's score, or the sum of shares of capacity."""
     if rubric is not None:
         value = score(rubric, machine.remaining)
         return (1, 0) if value == UNDEFINED else (0, value)
-    total = Decimal(sum(1 for capacity in machine.capacity.values() if capacity == 0))
+    total = Decimal(0)
     for key, capacity in machine.capacity.items():
         if 0 < capacity < inf:
             share = SHARES.divide(as_decimal(machine.remaining[key]), as_decimal(capacity))
@@ -54,8 +54,12 @@ class BestFitReference(Reference):
     def order(self):
         rubric = self.rubric if self.scored else None
         position = {id(machine): index for index, machine in enumerate(self.machines)}
-        return sorted(self.machines,
-                      key=lambda m: (room_score(m, rubric), position[id(m)]))
+
+        def key(machine):
+            below = sum(1 for capacity in machine.capacity.values() if capacity < 0)
+            tags = sum(1 for capacity in machine.capacity.values() if capacity == 0)
+            return (-below, tags, room_score(machine, rubric), position[id(machine)])
+        return sorted(self.machines, key=key)
 
     def sequence(self, loads):
         return sorted(loads, key=lambda load: -dominant_share(load, self.machines))

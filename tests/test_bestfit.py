@@ -78,14 +78,19 @@ def test_largest_first_by_dominant_share_and_ties_keep_the_order_given():
         {"a": "small", "b": "small", "c": "big", "d": "small"}
 
 
-def test_a_tag_counts_one_share_of_room_so_plain_workloads_leave_tagged_nodes_free():
-    nodes = [{"name": "tagged", "resources": {"cpu": 4, "ssd": 0}},
-             {"name": "plain", "resources": {"cpu": 4}}]
+def test_warded_nodes_come_first_and_tagged_nodes_last():
+    nodes = [{"name": "tagged", "resources": {"cpu": 2, "ssd": 0}},
+             {"name": "plain", "resources": {"cpu": 4}},
+             {"name": "warded", "resources": {"cpu": 4, "spiders": float("-inf")}}]
     distributor = BestFitDistributor.from_list(nodes)
-    assert distributor.room_score("tagged") == 2 and distributor.room_score("plain") == 1
+    assert [distributor.room_score(name) for name in ("tagged", "plain", "warded")] == [1, 1, 1]
+    # x could use the tagged node (it has less room) but plain comes first;
+    # y is immune to the ward, so the warded node comes first for it.
     assert distributor.attempt_assign_loads(
-        [{"name": "x", "requirements": {"cpu": 4}},
-         {"name": "y", "requirements": {"cpu": 4, "ssd": 0}}]) == {"x": "plain", "y": "tagged"}
+        [{"name": "x", "requirements": {"cpu": 2}},
+         {"name": "y", "requirements": {"cpu": 2}, "immunities": ["spiders"]},
+         {"name": "z", "requirements": {"cpu": 1, "ssd": 0}}]) == \
+        {"x": "plain", "y": "warded", "z": "tagged"}
 
 
 def test_room_scores_are_shares_of_each_nodes_own_capacity():
