@@ -74,7 +74,7 @@ class BestFitDistributor(Distributor):
          resources whose capacity is positive and finite (a full node
          scores 0, an empty one with cpu, mem and disk 3), each share
          divided and added in the node's resource order under
-         :data:`SHARES`;
+         :data:`~pylighthouse.bestfit.SHARES`;
        * with a ``rubric``, the rubric's score of the remaining resources,
          as BinPack computes it (a score meeting both infinities comes
          last);

@@ -25,17 +25,11 @@ from instances import RUBRICS, batches, clusters, operations
 from reference import Load
 from reference_bestfit import BestFitReference
 from test_differential import assert_same_state, run, step_both
+from test_distributors import RUBRIC, STRATEGY_LOADS, STRATEGY_NODES
 
 EXAMPLES = int(os.environ.get("BESTFIT_EXAMPLES", "60"))
 CHECKED = settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
 MAYBE_RUBRICS = st.one_of(st.none(), RUBRICS)
-
-RUBRIC = {"cpu": 1, "mem": 0.5, "disk": 0.025}
-STRATEGY_NODES = [{"name": "node-1", "resources": {"cpu": 8, "mem": 8, "disk": 80}},
-                  {"name": "node-2", "resources": {"cpu": 8, "mem": 8, "disk": 80}},
-                  {"name": "node-3", "resources": {"cpu": 8, "mem": 8, "disk": 60}}]
-STRATEGY_LOADS = [{"name": f"req-{i}", "requirements": {"cpu": 2, "mem": 2, "disk": 10}}
-                  for i in (1, 2, 3)]
 
 
 def build(nodes, rubric, indexed=True):
