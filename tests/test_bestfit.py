@@ -146,10 +146,23 @@ def test_json_problems_cli_names_and_planners_accept_bestfit():
         [load for load in STRATEGY_LOADS + [
             {"name": f"more-{i}", "requirements": {"cpu": 4}} for i in range(2)]
          if load["name"] in plan.order]) == plan.assignments
-    spread = BestFitDistributor.from_list(STRATEGY_NODES)
-    spread.record_running("node-1", [{"name": "r1", "requirements": {"cpu": 1}}])
-    spread.record_running("node-2", [{"name": "r2", "requirements": {"cpu": 1}}])
-    assert plan_scale_down(spread).removable
+
+
+@pytest.mark.parametrize("rubric", [None, RUBRIC])
+def test_a_scale_down_plan_is_what_drain_and_remove_then_do(rubric):
+    spread = BestFitDistributor.from_list(STRATEGY_NODES, rubric)
+    for index, node in enumerate(["node-1", "node-2", "node-3", "node-1", "node-2"]):
+        spread.record_running(node, [{"name": f"r{index}", "requirements": {
+            "cpu": 1 + index, "mem": 1, "disk": 5 * index}}])
+    before = spread.assignments
+    plan = plan_scale_down(spread)
+    assert plan.removable and spread.assignments == before  # planning changes nothing
+    applied = Distributor.from_dict(spread.to_dict())
+    for node in plan.removable:
+        applied.drain(node)
+        applied.remove_nodes([node])
+    assert {name: node for name, node in applied.assignments.items()
+            if before[name] != node} == plan.moves
 
 
 def test_all_or_nothing_that_fails_leaves_the_state_as_it_was():
