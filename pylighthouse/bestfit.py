@@ -15,7 +15,7 @@ from .model import Node, Workload
 from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
 from .rubric import Rubric
 
-__all__ = ["BestFitDistributor", "SHARES", "largest_capacities", "dominant_share"]
+__all__ = ["BestFitDistributor", "SHARES"]
 
 #: The context in which BestFit's default score divides and adds shares:
 #: 28 significant digits (Python's default), rounding half to even. The
