@@ -55,8 +55,8 @@ class BestFitDistributor(Distributor):
     Within one call the workloads go largest first: by *dominant share*,
     descending, the largest fraction a workload requires of any resource,
     measured against the largest capacity of that resource among the
-    distributor's nodes (cordoned ones included; resources whose largest
-    capacity is zero or unlimited do not count). Equal shares keep the
+    distributor's nodes (cordoned ones included; only resources whose
+    largest capacity is positive and finite count). Equal shares keep the
     order given.
 
     Each workload then goes to the first node where it fits, the nodes
