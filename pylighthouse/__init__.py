@@ -3,6 +3,7 @@
 Describe nodes (resources) and workloads (requirements), choose a strategy,
 and learn which workload goes to which node, and why one found no home.
 """
+from .bestfit import BestFitDistributor
 from .distributors import (BinPackDistributor, Distributor, NodeState,
                            PrioritizedDistributor, RoundRobinDistributor)
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
@@ -18,7 +19,7 @@ __version__ = "0.3.0"
 __all__ = [
     "Node", "Workload", "Rubric",
     "Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
-    "BinPackDistributor", "NodeState", "Explanation", "Reason", "check_fit",
+    "BinPackDistributor", "BestFitDistributor", "NodeState", "Explanation", "Reason", "check_fit",
     "plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
     "LighthouseException", "InvalidInputError", "InvalidTypeError",
     "DuplicateNameError", "UnknownNameError",

@@ -56,10 +56,11 @@ def _parser() -> argparse.ArgumentParser:
                       help="place what fits and explain the rest (the default)")
     mode.add_argument("--all-or-nothing", dest="partial", action="store_false",
                       help="place every workload or none, as the HTTP endpoint does by default")
-    assign.add_argument("--strategy", help="Prioritized, RoundRobin or BinPack (overrides the "
-                                           "file)")
+    assign.add_argument("--strategy", help="Prioritized, RoundRobin, BinPack or BestFit "
+                                           "(overrides the file)")
     assign.add_argument("--rubric", metavar="JSON",
-                        help='BinPack weights as JSON, e.g. \'{"cpu": 1}\' (overrides the file)')
+                        help='BinPack (or BestFit) weights as JSON, e.g. \'{"cpu": 1}\' '
+                             '(overrides the file)')
     assign.add_argument("--format", choices=("json", "table"), default="json",
                         help="json (the HTTP endpoint's answer, the default) or table")
     assign.set_defaults(run=_assign)

@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import attr
 
+from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import InvalidInputError, InvalidTypeError
 from .fit import check_fit
@@ -152,8 +153,9 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     nodes it tries it keeps the one that leaves the fewest workloads
     pending, then has the fewest nodes, then the lowest cost.
 
-    When the strategy places workloads in the order they come (Prioritized,
-    RoundRobin; not BinPack, which sorts them itself), the search runs
+    When the strategy places workloads in the order they come, at least
+    among equals (Prioritized, RoundRobin, BestFit; not BinPack, which sorts
+    them itself, ties by name), the search runs
     twice: on the order given and on the workloads largest first. The
     better plan by the same ranking is kept; on a tie, the order given.
     Largest first sorts by dominant share, descending, and keeps the given
@@ -228,10 +230,7 @@ def _largest_first(loads: List[Workload], templates: List[_Template]) -> List[Wo
     """
     scale = {key: Fraction(capacity) for key, capacity in _largest_capacities(templates).items()}
 
-    def share(load: Workload) -> Fraction:
-        return max((Fraction(needed) / scale[key] for key, needed in load.requirements.items()
-                    if key in scale), default=Fraction(0))
-    return sorted(loads, key=share, reverse=True)
+    return sorted(loads, key=lambda load: dominant_share(load, scale), reverse=True)
 
 
 def lower_bound(distributor: Distributor, pending: Iterable[Any],
@@ -440,12 +439,7 @@ def _largest_capacities(templates: Iterable[_Template]) -> Dict[str, Decimal]:
     """Per resource, the largest capacity any of ``templates`` offers, for
     the resources where that is positive and finite (the others cannot
     measure demand)."""
-    largest: Dict[str, Decimal] = {}
-    for template in templates:
-        for key, capacity in template.shape.resources.items():
-            largest[key] = max(largest.get(key, capacity), capacity)
-    return {key: capacity for key, capacity in largest.items()
-            if ZERO < capacity < Decimal("Infinity")}
+    return largest_capacities(template.shape.resources for template in templates)
 
 
 def _free_room(states: List[NodeState]) -> Dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, Union
 
 import attr
 
+from .bestfit import BestFitDistributor
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
@@ -45,9 +46,10 @@ class Problem:
     """A checked problem: everything needed to build a distributor and place.
 
     ``strategy`` is the canonical strategy name (``"Prioritized"``,
-    ``"RoundRobin"`` or ``"BinPack"``); ``rubric`` is ``None`` unless one was
-    given; ``running`` maps a node name to the workloads already running
-    there; ``partial`` is the problem's own ``partial`` flag, ``None`` when
+    ``"RoundRobin"``, ``"BinPack"`` or ``"BestFit"``); ``rubric`` is ``None``
+    unless one was given (BinPack needs one, BestFit may have one);
+    ``running`` maps a node name to the workloads already running there;
+    ``partial`` is the problem's own ``partial`` flag, ``None`` when
     it has none.
     """
 
@@ -185,6 +187,8 @@ def build_distributor(problem: Problem) -> Distributor:
         if problem.rubric is None:
             raise InvalidInputError("rubric: the BinPack strategy needs a rubric")
         distributor: Distributor = BinPackDistributor(problem.rubric, problem.nodes)
+    elif cls is BestFitDistributor:
+        distributor = BestFitDistributor(problem.nodes, problem.rubric)
     else:
         distributor = cls(problem.nodes)
     for node, workloads in problem.running.items():
@@ -421,7 +425,7 @@ class _Reader:
         except LighthouseException:
             self.fail(InvalidInputError, "strategy",
                       f"unknown strategy {_describe(value)} (valid: Prioritized, "
-                      f"RoundRobin, BinPack; any letter case)")
+                      f"RoundRobin, BinPack, BestFit; any letter case)")
             return None
 
     def rubric(self, value: Any) -> Optional[Rubric]:

@@ -1,0 +1,202 @@
+"""Packing quality of every strategy: nodes used, workloads placed, speed; prints a table.
+
+Run from the repository root::
+
+    python benchmarks/packing_quality.py            # the table in docs/strategies.rst
+    python benchmarks/packing_quality.py --quick    # a smoke run (seconds)
+
+Three measures, each on several seeds, reported at the worst seed:
+
+* **Nodes used against the lower bound** on a homogeneous cluster (every
+  node cpu 32, mem 128, disk 1000; far more nodes than needed) with mixed
+  workloads (36 flavours of cpu, mem and usually disk, in equal shares):
+  the suite's own flavours, and a harder family with flavours drawn afresh
+  for each seed.
+  The lower bound is the largest, over resources, of the total demand
+  divided by one node's capacity, rounded up: no packing uses fewer nodes.
+  On the small instances a strategy within one node of the bound is within
+  one node of the optimum, whatever the optimum is; at the bound it is
+  optimal.
+* **Share placed on a mixed cluster**: the benchmark suite's heterogeneous
+  problems (:mod:`problems`: four machine types, tags, semaphores, wards,
+  aversion groups; about 80% of the cpu asked for, and more licences than
+  there are), as they are and with half the nodes (over-full).
+* **Speed** at the benchmark suite's sizes, in workloads placed per second
+  end to end (from the dicts to the result). The strategies run in turn
+  inside one process, ``--repeat`` rounds, and the median is reported, so
+  the figures compare under the same load.
+"""
+import argparse
+import gc
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]
+
+import problems  # noqa: E402
+import pylighthouse as lighthouse  # noqa: E402
+
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
+NODE = {"cpu": 32, "mem": 128, "disk": 1000}
+WHEN = {
+    "Prioritized": "the nodes have an order of preference to follow.",
+    "RoundRobin": "the load should be spread evenly over the nodes.",
+    "BinPack": "a rubric's weighted size should decide, as in 0.2.0.",
+    "BestFit": "nodes cost money: it packs onto the fewest, in every resource.",
+}
+
+
+def build(strategy: str, nodes: List[Dict[str, Any]]) -> lighthouse.Distributor:
+    """A distributor of ``strategy``; BinPack gets the suite's rubric, BestFit none."""
+    if strategy == "BinPack":
+        return lighthouse.BinPackDistributor(problems.RUBRIC, nodes)
+    return lighthouse.distributors.distributor_class(strategy)(nodes)
+
+
+def homogeneous(node_count: int, workload_count: int, seed: int,
+                varied: bool = False) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Identical nodes and ``workload_count`` workloads in equal shares of 36
+    flavours, shuffled with ``seed``: the suite's flavours (:mod:`problems`,
+    their cpu, mem and disk only), or with ``varied`` 36 flavours drawn
+    afresh for each seed."""
+    rng = random.Random(seed)
+    flavours = problems.flavours(36, seed * 7 + 2) if varied else problems.flavours()
+    menu = problems.dealt(rng, workload_count, [(flavour, 1) for flavour in flavours])
+    nodes = [{"name": f"node-{index:05d}", "resources": dict(NODE)}
+             for index in range(node_count)]
+    loads = [{"name": f"w-{index:06d}", "requirements": dict(flavour)}
+             for index, flavour in enumerate(menu)]
+    return nodes, loads
+
+
+def lower_bound(loads: Sequence[Dict[str, Any]]) -> int:
+    """No packing of ``loads`` onto :data:`NODE` nodes uses fewer nodes."""
+    return max(math.ceil(sum(load["requirements"].get(key, 0) for load in loads) / capacity
+                         - 1e-9)
+               for key, capacity in NODE.items())
+
+
+def nodes_used(strategy: str, node_count: int, workload_count: int, seed: int,
+               varied: bool = False) -> Tuple[int, int]:
+    """(nodes holding a workload, lower bound) after placing every workload."""
+    nodes, loads = homogeneous(node_count, workload_count, seed, varied)
+    distributor = build(strategy, nodes)
+    result = distributor.attempt_assign_loads(loads)
+    assert None not in result.values(), "the cluster is meant to hold everything"
+    return len(set(result.values())), lower_bound(loads)
+
+
+def placed_share(strategy: str, node_count: int, workload_count: int, seed: int,
+                 over: bool) -> float:
+    """The share of the workloads placed on the mixed cluster (with ``over``,
+    on half its nodes)."""
+    nodes, loads = problems.problem(node_count, workload_count, over=over, seed=seed)
+    result = build(strategy, nodes).attempt_assign_loads(loads)
+    return sum(node is not None for node in result.values()) / len(result)
+
+
+def speeds(strategies: Sequence[str], node_count: int, workload_count: int,
+           repeat: int) -> Dict[str, float]:
+    """Median workloads per second of each strategy, the strategies run in
+    turn ``repeat`` times in this process."""
+    nodes, loads = problems.problem(node_count, workload_count)
+    times: Dict[str, List[float]] = {strategy: [] for strategy in strategies}
+    for _ in range(repeat):
+        for strategy in strategies:
+            gc.collect()
+            start = time.perf_counter()
+            build(strategy, nodes).attempt_assign_loads(loads)
+            times[strategy].append(time.perf_counter() - start)
+    return {strategy: workload_count / statistics.median(found)
+            for strategy, found in times.items()}
+
+
+def measure(args: argparse.Namespace) -> Dict[str, Dict[str, Any]]:
+    """Every figure of the table, per strategy."""
+    rows: Dict[str, Dict[str, Any]] = {}
+    for strategy in args.strategies:
+        large = [nodes_used(strategy, args.nodes, args.workloads, seed)
+                 for seed in range(1, args.seeds + 1)]
+        varied = [nodes_used(strategy, args.nodes, args.workloads, seed, True)
+                  for seed in range(1, args.seeds + 1)]
+        small = [nodes_used(strategy, args.small_nodes, args.small_workloads, seed, varied)
+                 for seed in range(1, args.small_seeds + 1) for varied in (False, True)]
+        full = [placed_share(strategy, args.over_nodes, args.over_workloads, seed, False)
+                for seed in range(1, args.seeds + 1)]
+        shares = [placed_share(strategy, args.over_nodes, args.over_workloads, seed, True)
+                  for seed in range(1, args.seeds + 1)]
+        rows[strategy] = {
+            "ratios": [used / bound for used, bound in large],
+            "varied": [used / bound for used, bound in varied],
+            "large": large + varied,
+            "extra": [used - bound for used, bound in small],
+            "full": full,
+            "shares": shares,
+        }
+        print(f"{strategy:>12}: nodes/bound {min(rows[strategy]['ratios']):.3f}-"
+              f"{max(rows[strategy]['ratios']):.3f}, varied flavours "
+              f"{min(rows[strategy]['varied']):.3f}-{max(rows[strategy]['varied']):.3f}, "
+              f"small instances "
+              f"{max(rows[strategy]['extra'])} over the bound at worst, placed "
+              f"{min(full):.1%}-{max(full):.1%} (full), {min(shares):.1%}-{max(shares):.1%} "
+              f"(over-full)", flush=True)
+    found = speeds(args.strategies, args.speed_nodes, args.speed_workloads, args.repeat)
+    for strategy, per_s in found.items():
+        rows[strategy]["per_s"] = per_s
+    return rows
+
+
+def table(rows: Dict[str, Dict[str, Any]], args: argparse.Namespace) -> str:
+    """The rows as a reStructuredText list-table."""
+    header = ("Strategy", f"Nodes used / lower bound (the suite's flavours, "
+              f"{args.workloads} workloads, worst of {args.seeds} seeds)",
+              f"Nodes used / lower bound (varied flavours, worst of {args.seeds} seeds)",
+              f"Nodes over the bound ({args.small_workloads} workloads, worst of "
+              f"{2 * args.small_seeds} instances)",
+              f"Placed, mixed cluster ({args.over_nodes}x{args.over_workloads}, "
+              f"worst of {args.seeds} seeds)",
+              "Placed, over-full mixed cluster (half the nodes)",
+              f"Workloads/s ({args.speed_nodes}x{args.speed_workloads})",
+              "Pick it when")
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    lines.append("   * - " + "\n     - ".join(header))
+    for strategy, row in rows.items():
+        cells = (strategy, f"{max(row['ratios']):.3f}", f"{max(row['varied']):.3f}",
+                 str(max(row["extra"])),
+                 f"{min(row['full']):.1%}", f"{min(row['shares']):.1%}",
+                 f"{row['per_s']:,.0f}", WHEN[strategy])
+        lines.append("   * - " + "\n     - ".join(cells))
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few seeds")
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    sizes = dict(nodes=1000, workloads=2000, small_nodes=100, small_workloads=200,
+                 small_seeds=20, over_nodes=1000, over_workloads=10000,
+                 speed_nodes=5000, speed_workloads=50000)
+    if args.quick:
+        sizes = dict(nodes=100, workloads=300, small_nodes=30, small_workloads=60,
+                     small_seeds=3, over_nodes=60, over_workloads=600,
+                     speed_nodes=50, speed_workloads=500)
+        args.seeds, args.repeat = min(args.seeds, 2), 1
+    for key, value in sizes.items():
+        setattr(args, key, value)
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)
+    rows = measure(args)
+    print(table(rows, args))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""BestFit: the strategy that packs each workload onto the fullest node where it fits.
+
+The strategy only orders: one call's workloads largest first, and the nodes
+from the least room left to the most. The node index serves this order the
+way it serves BinPack's (the order key of a node changes when its room
+does), and :func:`pylighthouse.fit.check_fit` decides every fit.
+"""
+import decimal
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .distributors import Distributor, NodeLike, _field, _Slot
+from .model import Node, Workload
+from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
+from .rubric import Rubric
+
+__all__ = ["BestFitDistributor", "SHARES"]
+
+#: The context in which BestFit's default score divides and adds shares:
+#: 28 significant digits (Python's default), rounding half to even. The
+#: same remaining room over the same capacity always gives the same score.
+SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN,
+                         Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
+                         traps=[decimal.InvalidOperation, decimal.DivisionByZero])
+
+RubricLike = Union[Rubric, Mapping[str, Any]]
+
+
+def largest_capacities(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Decimal]:
+    """Return, per resource, the largest of ``capacities`` (resource maps),
+    keeping only the resources where that is positive and finite: the scale
+    a dominant share is measured against. Cost: O(total number of resources).
+    """
+    largest: Dict[str, Decimal] = {}
+    for resources in capacities:
+        for key, capacity in resources.items():
+            largest[key] = max(largest.get(key, capacity), capacity)
+    return {key: capacity for key, capacity in largest.items()
+            if ZERO < capacity < INFINITY}
+
+
+def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fraction:
+    """Return the largest fraction of ``scale`` that ``workload`` requires of
+    any resource in it (0 when it requires none of them), exactly.
+    Cost: O(requirements)."""
+    return max((Fraction(needed) / scale[key]
+                for key, needed in workload.requirements.items() if key in scale),
+               default=Fraction(0))
+
+
+class BestFitDistributor(Distributor):
+    """Places each workload on the node with the least room left where it fits.
+
+    Within one call the workloads go largest first: by *dominant share*,
+    descending, the largest fraction a workload requires of any resource,
+    measured against the largest capacity of that resource among the
+    distributor's nodes (cordoned ones included; only resources whose
+    largest capacity is positive and finite count). Equal shares keep the
+    order given.
+
+    Each workload then goes to the first node where it fits, the nodes
+    ordered by, in turn:
+
+    1. the number of the node's resources whose capacity is below zero
+       (wards, shortcomings), most first: such a node takes only the
+       workloads that offset or are immune to them, so they go there first;
+    2. the number of its tags (resources of capacity zero), fewest first:
+       a tagged node is kept for the workloads that need its tag;
+    3. its *room score*, least first, computed on its remaining resources
+       and computed again after every change:
+
+       * without a rubric, the sum of remaining / capacity over the node's
+         resources whose capacity is positive and finite (a full node
+         scores 0, an empty one with cpu, mem and disk 3), each share
+         divided and added in the node's resource order under
+         :data:`~pylighthouse.bestfit.SHARES`;
+       * with a ``rubric``, the rubric's score of the remaining resources,
+         as BinPack computes it (a score meeting both infinities comes
+         last);
+    4. the node order: the order the nodes were given in, nodes added
+       later last.
+
+    On nodes of one capacity, this is the node where the workload leaves
+    the least room once placed. Aversion groups stay soft: the first pass
+    skips nodes hosting a workload that shares a group with it, the second
+    takes any node.
+
+    Raises (constructor):
+        InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
+        DuplicateNameError: two nodes share a name.
+    """
+
+    strategy = "BestFit"
+    _rekeyed = True
+
+    def __init__(self, nodes: Iterable[NodeLike] = (),
+                 rubric: Optional[RubricLike] = None):
+        self._rubric = rubric if rubric is None or isinstance(rubric, Rubric) \
+            else Rubric(rubric)
+        self._sequence_numbers: Dict[str, int] = {}
+        self._joined_count = 0
+        self._counted: Dict[str, Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]] = {}
+        self._scale: Optional[Dict[str, Fraction]] = None
+        super().__init__(nodes)
+
+    @classmethod
+    def from_list(cls, nodes: Iterable[NodeLike],
+                  rubric: Optional[RubricLike] = None) -> "BestFitDistributor":
+        """Return a BestFit distributor over ``nodes`` (scored with ``rubric``
+        when one is given, else by shares of each node's capacity).
+
+        Raises:
+            InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
+            DuplicateNameError: two nodes share a name.
+
+        Cost: O(N x R log N), amortised.
+        """
+        return cls(nodes, rubric)
+
+    @property
+    def rubric(self) -> Optional[Rubric]:
+        """The rubric the distributor scores room with, or ``None`` (shares)."""
+        return self._rubric
+
+    def room_score(self, name: str) -> Decimal:
+        """Return the room score of node ``name`` now (see the class docs; NaN
+        for a rubric score meeting both infinities).
+
+        Raises:
+            UnknownNameError: no node has that name.
+
+        Cost: O(R).
+        """
+        flag, score = self._room(self._slot(name))
+        return Decimal("NaN") if flag else score
+
+    # ------------------------------------------------------ strategy hooks
+
+    def _room(self, slot: _Slot) -> Tuple[int, Decimal]:
+        """The room score of ``slot``, behind a flag that puts undefined
+        scores (a rubric meeting both infinities) last."""
+        if self._rubric is not None:
+            score = self._rubric.score(slot.remaining)
+            return (1, ZERO) if score.is_nan() else (0, score)
+        divide, add = SHARES.divide, SHARES.add
+        remaining = slot.remaining
+        score = ZERO
+        for key, capacity in self._kinds(slot)[2]:
+            score = add(score, divide(remaining[key], capacity))
+        return (0, score)
+
+    def _kinds(self, slot: _Slot) -> Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]:
+        """How many resources of ``slot`` its capacity puts below zero (wards,
+        shortcomings) and at zero (tags), and its resources of positive,
+        finite capacity, in its order. Cost: O(R), then O(1) for the node."""
+        kinds = self._counted.get(slot.name)
+        if kinds is None:
+            resources = slot.node.resources.items()
+            kinds = self._counted[slot.name] = (
+                sum(1 for _, capacity in resources if capacity < ZERO),
+                sum(1 for _, capacity in resources if capacity == ZERO),
+                tuple((key, capacity) for key, capacity in resources
+                      if ZERO < capacity < INFINITY))
+        return kinds
+
+    def _index_key(self, slot: _Slot) -> Any:
+        number = self._sequence_numbers.get(slot.name)
+        if number is None:
+            self._joined_count += 1
+            number = self._sequence_numbers[slot.name] = self._joined_count
+        below, tags, _ = self._kinds(slot)
+        flag, score = self._room(slot)
+        # The score's nearest float before it: the order is the same (that
+        # conversion never reverses two decimals) and most comparisons end
+        # on the floats.
+        return (-below, tags, flag, float(score), score, number)
+
+    def _order(self) -> Sequence[_Slot]:
+        return sorted(self._slots.values(), key=self._index_key)
+
+    def _sequence(self, workloads: List[Workload]) -> List[Workload]:
+        scale = self._scale
+        if scale is None:
+            scale = self._scale = {key: Fraction(capacity) for key, capacity in
+                                   largest_capacities(slot.node.resources
+                                                      for slot in self._slots.values()).items()}
+        # Workloads come in a few flavours: each is measured once, and the
+        # sort compares small integers (the rank of a share), not fractions.
+        shares: Dict[Tuple[Tuple[str, Decimal], ...], Fraction] = {}
+        keys = []
+        for load in workloads:
+            flavour = tuple(load.requirements.items())
+            found = shares.get(flavour)
+            if found is None:
+                found = shares[flavour] = dominant_share(load, scale)
+            keys.append(found)
+        rank = {share: place for place, share in enumerate(sorted(set(shares.values())))}
+        ranks = [rank[share] for share in keys]
+        order = sorted(range(len(workloads)), key=ranks.__getitem__, reverse=True)
+        return [workloads[place] for place in order]
+
+    def _joined(self, slot: _Slot) -> None:
+        self._scale = None
+
+    def _leaving(self, slot: _Slot) -> None:
+        self._scale = None
+        self._counted.pop(slot.name, None)
+        self._sequence_numbers.pop(slot.name, None)
+
+    def _settings(self) -> Dict[str, Any]:
+        if self._rubric is None:
+            return {}
+        return {"rubric": {key: to_json_quantity(weight)
+                           for key, weight in self._rubric.weights.items()}}
+
+    @classmethod
+    def _restore(cls, snapshot: Mapping[str, Any], nodes: List[Node]) -> "Distributor":
+        if "rubric" not in snapshot:
+            return cls(nodes)
+        rubric = _field(snapshot, "rubric", Mapping, "snapshot")
+        return cls(nodes, {key: from_json_quantity(value, f"snapshot: rubric.{key}",
+                                                   finite=True, decimal_strings=True)
+                           for key, value in rubric.items()})

@@ -1,0 +1,65 @@
+"""A literal, slow reading of BestFit's documented rule: the oracle for BestFitDistributor.
+
+It shares no code with pylighthouse; it extends :mod:`reference` (the
+reading of SPEC.md, which keeps the fit rule, aversion passes and
+lifecycle) with BestFit's two orders, written the way the docs state them.
+"""
+import decimal
+from decimal import Decimal
+from fractions import Fraction
+from math import inf
+
+from reference import UNDEFINED, Reference, score
+
+#: As documented: 28 significant digits, rounding half to even.
+SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN)
+#: Wide enough to write any quantity of the tests as a decimal exactly.
+WIDE = decimal.Context(prec=200)
+
+
+def as_decimal(value):
+    """A Fraction whose denominator divides a power of ten, as that decimal."""
+    return WIDE.divide(Decimal(value.numerator), Decimal(value.denominator))
+
+
+def room_score(machine, rubric):
+    """(flag, score): the rubric's score, or the sum of shares of capacity."""
+    if rubric is not None:
+        value = score(rubric, machine.remaining)
+        return (1, 0) if value == UNDEFINED else (0, value)
+    total = Decimal(0)
+    for key, capacity in machine.capacity.items():
+        if 0 < capacity < inf:
+            share = SHARES.divide(as_decimal(machine.remaining[key]), as_decimal(capacity))
+            total = SHARES.add(total, share)
+    return (0, total)
+
+
+def dominant_share(load, machines):
+    """The largest fraction of the cluster's largest capacity the load needs."""
+    largest = {}
+    for machine in machines:
+        for key, capacity in machine.capacity.items():
+            largest[key] = max(largest.get(key, capacity), capacity)
+    shares = [Fraction(needed) / largest[key] for key, needed in load.requirements.items()
+              if key in largest and 0 < largest[key] < inf]
+    return max(shares, default=Fraction(0))
+
+
+class BestFitReference(Reference):
+    def __init__(self, nodes, rubric=None):
+        super().__init__("BestFit", nodes, rubric)
+        self.scored = rubric is not None
+
+    def order(self):
+        rubric = self.rubric if self.scored else None
+        position = {id(machine): index for index, machine in enumerate(self.machines)}
+
+        def key(machine):
+            below = sum(1 for capacity in machine.capacity.values() if capacity < 0)
+            tags = sum(1 for capacity in machine.capacity.values() if capacity == 0)
+            return (-below, tags, room_score(machine, rubric), position[id(machine)])
+        return sorted(self.machines, key=key)
+
+    def sequence(self, loads):
+        return sorted(loads, key=lambda load: -dominant_share(load, self.machines))

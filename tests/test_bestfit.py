@@ -1,0 +1,313 @@
+"""BestFit: the documented examples, its slow twin on random clusters, and its properties.
+
+``BESTFIT_EXAMPLES`` (an environment variable) raises the number of random
+examples for a longer local run; CI runs a modest, derandomised count.
+"""
+import copy
+import io
+import json
+import os
+from decimal import Decimal
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pylighthouse
+import pylighthouse.pylighthouse as lighthouse
+from pylighthouse import (BestFitDistributor, Distributor, InvalidInputError,
+                          InvalidTypeError, plan_scale_down, plan_scale_up)
+from pylighthouse.fit import check_fit
+from pylighthouse.problem import build_distributor, load_problem, solve
+from instances import RUBRICS, batches, clusters, operations
+from reference import Load
+from reference_bestfit import BestFitReference
+from test_differential import assert_same_state, run, step_both
+from test_distributors import RUBRIC, STRATEGY_LOADS, STRATEGY_NODES
+
+EXAMPLES = int(os.environ.get("BESTFIT_EXAMPLES", "60"))
+CHECKED = settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
+MAYBE_RUBRICS = st.one_of(st.none(), RUBRICS)
+
+
+def build(nodes, rubric, indexed=True):
+    with mock.patch.object(Distributor, "_indexed", indexed):
+        distributor = BestFitDistributor.from_list(nodes, rubric)
+    return distributor, BestFitReference(nodes, rubric)
+
+
+# ------------------------------------------------------------ examples
+
+
+def test_exported_from_both_import_paths():
+    assert lighthouse.BestFitDistributor is pylighthouse.BestFitDistributor
+    assert "BestFitDistributor" in pylighthouse.__all__
+
+
+def test_the_spec_data_packs_onto_one_node():
+    # Empty nodes tie at a room score of 3: the first in node order wins.
+    assert BestFitDistributor.from_list(STRATEGY_NODES).attempt_assign_loads(
+        STRATEGY_LOADS) == {"req-1": "node-1", "req-2": "node-1", "req-3": "node-1"}
+    # With BinPack's rubric the smaller node has the least room, as in BinPack.
+    assert BestFitDistributor.from_list(STRATEGY_NODES, RUBRIC).attempt_assign_loads(
+        STRATEGY_LOADS) == {"req-1": "node-3", "req-2": "node-3", "req-3": "node-3"}
+
+
+def test_largest_first_by_dominant_share_and_ties_keep_the_order_given():
+    nodes = [{"name": "small", "resources": {"cpu": 2, "mem": 16}},
+             {"name": "big", "resources": {"cpu": 8, "mem": 16}}]
+    loads = [{"name": "a", "requirements": {"cpu": 1}},       # 1/8
+             {"name": "b", "requirements": {"mem": 8}},       # 1/2
+             {"name": "c", "requirements": {"cpu": 4}},       # 1/2, after b
+             {"name": "d", "requirements": {"mem": 2}}]       # 1/8, after a
+    distributor = BestFitDistributor.from_list(nodes)
+    assert [load.name for load in distributor._sequence(
+        pylighthouse.Workload.from_list(loads))] == ["b", "c", "a", "d"]
+    # b: both empty nodes score 2: node order, small (left at 1 + 1/2).
+    # c needs 4 cpu: only big (left at 1/2 + 1). a: 3/2 each, node order:
+    # small (now 1/2 + 1/2). d: small has the least room and fits.
+    assert distributor.attempt_assign_loads(loads) == \
+        {"a": "small", "b": "small", "c": "big", "d": "small"}
+
+
+def test_warded_nodes_come_first_and_tagged_nodes_last():
+    nodes = [{"name": "tagged", "resources": {"cpu": 2, "ssd": 0}},
+             {"name": "plain", "resources": {"cpu": 4}},
+             {"name": "warded", "resources": {"cpu": 4, "spiders": float("-inf")}}]
+    distributor = BestFitDistributor.from_list(nodes)
+    assert [distributor.room_score(name) for name in ("tagged", "plain", "warded")] == [1, 1, 1]
+    # x could use the tagged node (it has less room) but plain comes first;
+    # y is immune to the ward, so the warded node comes first for it.
+    assert distributor.attempt_assign_loads(
+        [{"name": "x", "requirements": {"cpu": 2}},
+         {"name": "y", "requirements": {"cpu": 2}, "immunities": ["spiders"]},
+         {"name": "z", "requirements": {"cpu": 1, "ssd": 0}}]) == \
+        {"x": "plain", "y": "warded", "z": "tagged"}
+
+
+def test_room_scores_are_shares_of_each_nodes_own_capacity():
+    distributor = BestFitDistributor.from_list(
+        [{"name": "n", "resources": {"cpu": 3, "mem": 8, "gpu": float("inf"),
+                                     "spiders": float("-inf")}}])
+    assert distributor.room_score("n") == 2  # the unlimited gpu and the ward do not count
+    distributor.attempt_assign_loads([{"name": "w", "requirements": {"cpu": 1, "mem": 2},
+                                       "immunities": ["spiders"]}])
+    # 2/3 to 28 digits, plus 6/8.
+    assert distributor.room_score("n") == Decimal("1.416666666666666666666666667")
+
+
+def test_aversion_groups_stay_soft():
+    nodes = [{"name": "a", "resources": {"cpu": 4}}, {"name": "b", "resources": {"cpu": 4}}]
+    distributor = BestFitDistributor.from_list(nodes)
+    first = distributor.attempt_assign_loads(
+        [{"name": "x", "requirements": {"cpu": 1}, "aversion_groups": ["g"]}])
+    # a is the tightest but hosts group g: b takes y; z finds only averse room.
+    second = distributor.attempt_assign_loads(
+        [{"name": "y", "requirements": {"cpu": 3}, "aversion_groups": ["g"]}])
+    third = distributor.attempt_assign_loads(
+        [{"name": "z", "requirements": {"cpu": 3}, "aversion_groups": ["g"]}])
+    assert (first, second, third) == ({"x": "a"}, {"y": "b"}, {"z": "a"})
+
+
+def test_snapshot_keeps_the_rubric_or_its_absence():
+    plain = BestFitDistributor.from_list(STRATEGY_NODES)
+    assert "rubric" not in plain.to_dict()
+    assert Distributor.from_dict(plain.to_dict()).rubric is None
+    scored = BestFitDistributor.from_list(STRATEGY_NODES, RUBRIC)
+    restored = BestFitDistributor.from_dict(json.loads(json.dumps(scored.to_dict())))
+    assert restored.rubric == scored.rubric
+    with pytest.raises(InvalidTypeError, match="rubric.cpu"):
+        BestFitDistributor.from_dict(dict(scored.to_dict(), rubric={"cpu": "x"}))
+
+
+def test_json_problems_cli_names_and_planners_accept_bestfit():
+    problem = load_problem({"nodes": STRATEGY_NODES, "workloads": STRATEGY_LOADS,
+                            "strategy": "bestfit"})
+    assert problem.strategy == "BestFit"
+    assert isinstance(build_distributor(problem), BestFitDistributor)
+    assert solve(problem).assignments == {"req-1": "node-1", "req-2": "node-1",
+                                          "req-3": "node-1"}
+    scored = load_problem({"nodes": STRATEGY_NODES, "workloads": STRATEGY_LOADS,
+                           "strategy": "BestFit", "rubric": RUBRIC})
+    assert build_distributor(scored).rubric == pylighthouse.Rubric(RUBRIC)
+    with pytest.raises(InvalidInputError, match="BestFit"):
+        load_problem({"nodes": [], "workloads": [], "strategy": "Worst"})
+
+    distributor = BestFitDistributor.from_list(STRATEGY_NODES[:1])
+    plan = plan_scale_up(distributor, STRATEGY_LOADS * 1 + [
+        {"name": f"more-{i}", "requirements": {"cpu": 4}} for i in range(2)],
+        {"name": "new", "resources": {"cpu": 8, "mem": 8, "disk": 80}})
+    assert len(plan.new_nodes) == 1 and not plan.unplaceable
+    after = Distributor.from_dict(distributor.to_dict())
+    after.add_nodes(plan.new_nodes)
+    assert after.attempt_assign_loads(
+        [load for load in STRATEGY_LOADS + [
+            {"name": f"more-{i}", "requirements": {"cpu": 4}} for i in range(2)]
+         if load["name"] in plan.order]) == plan.assignments
+
+
+@pytest.mark.parametrize("rubric", [None, RUBRIC])
+def test_a_scale_down_plan_is_what_drain_and_remove_then_do(rubric):
+    spread = BestFitDistributor.from_list(STRATEGY_NODES, rubric)
+    for index, node in enumerate(["node-1", "node-2", "node-3", "node-1", "node-2"]):
+        spread.record_running(node, [{"name": f"r{index}", "requirements": {
+            "cpu": 1 + index, "mem": 1, "disk": 5 * index}}])
+    before = spread.assignments
+    plan = plan_scale_down(spread)
+    assert plan.removable and spread.assignments == before  # planning changes nothing
+    applied = Distributor.from_dict(spread.to_dict())
+    for node in plan.removable:
+        applied.drain(node)
+        applied.remove_nodes([node])
+    assert {name: node for name, node in applied.assignments.items()
+            if before[name] != node} == plan.moves
+
+
+def test_all_or_nothing_that_fails_leaves_the_state_as_it_was():
+    distributor = BestFitDistributor.from_list(STRATEGY_NODES)
+    distributor.attempt_assign_loads(STRATEGY_LOADS[:1])
+    before = distributor.to_dict()
+    loads = copy.deepcopy(STRATEGY_LOADS[1:]) + [{"name": "huge", "requirements": {"cpu": 9}}]
+    assert distributor.attempt_assign_loads(loads, all_or_nothing=True) == \
+        {"req-2": None, "req-3": None, "huge": None}
+    assert distributor.to_dict() == before
+
+
+# --------------------------------------------------- against the twin
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"),
+       indexed=st.booleans())
+def test_one_call_matches_the_twin(nodes, rubric, first, indexed):
+    distributor, twin = build(nodes, rubric, indexed)
+    result = distributor.attempt_assign_loads(first)
+    assert result == twin.assign(first)
+    assert list(result) == [spec["name"] for spec in first]
+    assert_same_state(distributor, twin)
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, steps=operations())
+def test_lifecycle_sequences_match_the_twin(nodes, rubric, steps):
+    distributor, twin = build(nodes, rubric)
+    for step in steps:
+        operation, ours, theirs = step_both(step, distributor, twin)
+        assert ours == theirs, operation
+        assert_same_state(distributor, twin)
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"),
+       probes=batches("p", max_size=4))
+def test_explain_names_the_node_the_twin_would_choose(nodes, rubric, first, probes):
+    distributor, twin = build(nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    twin.assign(first)
+    for probe in probes:
+        expected = twin.choose(Load(probe))
+        assert distributor.explain(probe).choice == (None if expected is None
+                                                     else expected.name)
+
+
+# ----------------------------------------------------------- properties
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("a"), second=batches("b"))
+def test_every_placement_obeys_the_fit_rule_and_repeats_exactly(nodes, rubric, first, second):
+    distributor = BestFitDistributor.from_list(nodes, rubric)
+    again = BestFitDistributor.from_list(nodes, rubric)
+    results = [distributor.attempt_assign_loads(first), distributor.attempt_assign_loads(second)]
+    assert results == [again.attempt_assign_loads(first), again.attempt_assign_loads(second)]
+    assert distributor.to_dict() == again.to_dict()
+    # Replay each node's placements from its capacity: each one fitted then.
+    for state in distributor.node_states():
+        node = pylighthouse.Node(state.name, state.capacity)
+        remaining = dict(node.resources)
+        for name in state.workloads:
+            workload = distributor.workload(name)
+            assert check_fit(remaining, workload) is None
+            for key, needed in workload.requirements.items():
+                remaining[key] -= needed
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("a"), second=batches("b"))
+def test_all_or_nothing_places_all_or_leaves_the_state_exactly(nodes, rubric, first, second):
+    distributor = BestFitDistributor.from_list(nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    before = distributor.to_dict()
+    result = distributor.attempt_assign_loads(second, all_or_nothing=True)
+    if None in result.values():
+        assert set(result.values()) == {None}
+        assert distributor.to_dict() == before
+    else:
+        assert len(distributor.assignments) == len(before["placements"]) + len(second)
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, before=operations(max_steps=5),
+       after=operations(max_steps=5, prefix="t"))
+def test_restored_snapshot_decides_like_the_original(nodes, rubric, before, after):
+    distributor, twin = build(nodes, rubric)
+    for step in before:
+        step_both(step, distributor, twin)
+    restored = Distributor.from_dict(json.loads(json.dumps(distributor.to_dict())))
+    assert type(restored) is BestFitDistributor
+    for step in after:
+        operation, ours, _ = step_both(step, distributor, twin)
+        assert run(operation, restored) == ours, operation
+        assert restored.to_dict() == distributor.to_dict()
+
+
+# ------------------------------------------------ CLI, HTTP and schema
+
+
+def test_the_cli_and_the_schema_accept_bestfit(capsys, tmp_path):
+    import jsonschema
+    from pylighthouse.cli import main
+
+    schema = json.loads((Path(pylighthouse.__file__).parent / "schemas" /
+                         "problem.schema.json").read_text())
+    problem = {"nodes": STRATEGY_NODES, "workloads": STRATEGY_LOADS, "strategy": "BestFit"}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid(problem)
+    assert validator.is_valid(dict(problem, strategy="bestfit", rubric=RUBRIC))
+    assert not validator.is_valid(dict(problem, strategy="BestestFit"))
+    path = tmp_path / "problem.json"
+    path.write_text(json.dumps(dict(problem, strategy="Prioritized")))
+    assert main(["assign", str(path), "--strategy", "BESTFIT", "--rubric", json.dumps(RUBRIC)]) \
+        == 0
+    assert json.loads(capsys.readouterr().out)["assignments"] == {
+        "req-1": "node-3", "req-2": "node-3", "req-3": "node-3"}
+
+
+def test_the_http_endpoint_places_with_bestfit():
+    from pylighthouse.service import make_app
+
+    application = make_app()
+    body = json.dumps({"nodes": STRATEGY_NODES, "workloads": STRATEGY_LOADS,
+                       "strategy": "BestFit"}).encode()
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/assign-workloads",
+               "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+    statuses = []
+    answer = b"".join(application(environ, lambda status, headers: statuses.append(status)))
+    assert statuses[0].startswith("200")
+    assert json.loads(answer) == {"successful": True, "assignments": {
+        "req-1": "node-1", "req-2": "node-1", "req-3": "node-1"}}
+
+
+def test_the_packing_quality_benchmark_runs_and_no_strategy_beats_the_bound(capsys):
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import packing_quality
+
+    rows = packing_quality.main(["--quick", "--seeds", "1"])
+    assert list(rows) == ["Prioritized", "RoundRobin", "BinPack", "BestFit"]
+    for row in rows.values():
+        assert all(used >= bound for used, bound in row["large"])
+        assert min(row["extra"]) >= 0 and 0 < min(row["full"]) <= 1 and row["per_s"] > 0
+    assert "   * - BestFit" in capsys.readouterr().out
