@@ -1,0 +1,89 @@
+"""A manager process for the crash test: random calls until it is killed.
+
+Usage: python elastic_crash_child.py STORE PROVIDER_FILE LOG SEED PREFIX
+
+Before each call it logs ``begin <call> <names>``, after it ``end <call> <names>``
+(appended and flushed, so a SIGKILL loses nothing written before it). The
+parent reads the log to learn which workloads were acknowledged.
+"""
+import random
+import sys
+
+from pylighthouse import BinPackDistributor, RoundRobinDistributor
+from pylighthouse.errors import InvalidInputError
+from pylighthouse.elastic import ElasticManager, SimulatedProvider
+
+TEMPLATES = [{"name": "vm", "resources": {"cpu": 4, "mem": 8}},
+             {"name": "big", "resources": {"cpu": 8, "mem": 16}, "cost": 1.8}]
+MAX_NODES = 6
+
+
+def provider_for(path):
+    # Every fifth node fails to come up.
+    return SimulatedProvider(ready_after=1, fail=[f"vm-{n}" for n in range(5, 400, 5)],
+                             path=path)
+
+
+def open_manager(store, provider, seed):
+    try:
+        return ElasticManager.open(store, provider)
+    except InvalidInputError:
+        distributor = (BinPackDistributor({"cpu": 1, "mem": 0.25}, []) if seed % 2
+                       else RoundRobinDistributor([]))
+        return ElasticManager(distributor, provider, TEMPLATES, max_nodes=MAX_NODES,
+                              enable_delete=True, intervals={"add": 0, "delete": 0},
+                              store=store)
+
+
+def main():
+    store, provider_path, log_path, seed, prefix = sys.argv[1:6]
+    rng = random.Random(int(seed))
+    provider = provider_for(provider_path)
+    manager = open_manager(store, provider, int(seed))
+    log = open(log_path, "a", buffering=1)
+
+    def call(what, names, action):
+        log.write(f"begin {what} {' '.join(names)}\n")
+        log.flush()
+        action()
+        log.write(f"end {what} {' '.join(names)}\n")
+        log.flush()
+
+    log.write("ready\n")
+    log.flush()
+    count = 0
+    while True:
+        roll = rng.random()
+        if roll < 0.4:
+            loads = []
+            for _ in range(rng.randint(1, 3)):
+                count += 1
+                loads.append({"name": f"{prefix}-{count}",
+                              "requirements": {"cpu": rng.randint(1, 4), "mem": rng.randint(1, 6)}})
+            call("submit", [load["name"] for load in loads], lambda: manager.submit(loads))
+        elif roll < 0.55:
+            known = sorted(manager.assignments) + list(manager.pending)
+            if known:
+                names = rng.sample(known, min(len(known), rng.randint(1, 2)))
+                call("finish", names, lambda: manager.finish(names))
+        elif roll < 0.85:
+            call("manage_once", [], lambda: manager.manage_once(force=rng.random() < 0.5))
+        elif manager.nodes:
+            node = rng.choice(manager.nodes)
+            kind = rng.random()
+            if kind < 0.4:
+                entry = [{"node_id": node, "max_wait_time": 0}]
+                provider.revoke([node])
+                call("notify_delete_pending", [], lambda: manager.notify_delete_pending(entry))
+                call("notify_delete_complete", [],
+                     lambda: manager.notify_delete_complete(entry))
+            elif kind < 0.8:
+                entry = [{"node_id": node, "max_wait_time": 30}]
+                call("notify_delete_pending", [], lambda: manager.notify_delete_pending(entry))
+            else:
+                entry = [{"node_id": node, "value": rng.random()}]
+                call("set_resource_values", [], lambda: manager.set_resource_values(entry))
+
+
+if __name__ == "__main__":
+    main()
