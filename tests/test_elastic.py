@@ -17,6 +17,7 @@ from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Prov
                                   SimulatedProvider, serve_rpc)
 
 ROOT = Path(__file__).resolve().parent.parent
+DEMO = DEMO
 VM = {"name": "vm", "resources": {"cpu": 4, "mem": 8}}
 
 
@@ -72,8 +73,8 @@ def test_a_cycle_asks_for_nodes_adopts_them_when_ready_and_places_the_queue():
     assert third.placed == {"a": "vm-1", "b": "vm-2", "c": "vm-3"}
     assert third.pending == [] and manager.creating == ()
     check_books(manager)
-    assert set(third.to_dict()) == {"added", "failed", "requested", "placed", "deleted",
-                                    "lost", "requeued", "pending", "errors"}
+    assert set(third.to_dict()) == {"added", "failed", "requested", "placed", "moved",
+                                    "deleted", "lost", "requeued", "pending", "errors"}
 
 
 def test_scale_up_waits_for_the_add_interval_unless_forced():
@@ -228,7 +229,8 @@ def test_delete_pending_drains_the_node_and_answers_zero_once_it_is_empty():
     report = manager.manage_once(force=True)
     assert report.requested == ["vm-3"]
     report = manager.manage_once()
-    assert report.added == ["vm-3"] and manager.assignments["b"] == "vm-3"
+    assert report.added == ["vm-3"] and report.moved == {"b": "vm-3"}
+    assert manager.assignments["b"] == "vm-3"
     reply = manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 240}])
     assert reply == [{"node_id": "vm-2", "max_wait_time": 0}]
     manager.submit([job("c", 1)])
@@ -417,14 +419,14 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
 # ------------------------------------------------------------------------ CLI
 
 def test_the_demo_is_deterministic_and_keeps_every_workload(capsys):
-    assert main(["manage", str(ROOT / "examples" / "elastic.json"), "--simulate"]) == 0
+    assert main(["manage", str(DEMO), "--simulate"]) == 0
     first = capsys.readouterr().out
-    assert main(["manage", str(ROOT / "examples" / "elastic.json"), "--simulate"]) == 0
+    assert main(["manage", str(DEMO), "--simulate"]) == 0
     assert capsys.readouterr().out == first
     lines = first.splitlines()
     assert lines[0].startswith("cycle   0: nodes  0  creating  1  pending   2")
     summary = json.loads(lines[-1].split(": ", 1)[1])
-    trace = json.loads((ROOT / "examples" / "elastic.json").read_text())["simulation"]
+    trace = json.loads((DEMO).read_text())["simulation"]
     assert summary["finished"] + summary["running"] + summary["pending"] == len(trace["trace"])
     assert summary["peak_nodes"] <= 4
     assert any("failed vm-2" in line for line in lines)
@@ -433,7 +435,7 @@ def test_the_demo_is_deterministic_and_keeps_every_workload(capsys):
 
 def test_the_demo_with_a_store_leaves_a_manager_to_resume(tmp_path, capsys):
     store = str(tmp_path / "demo.db")
-    config = str(ROOT / "examples" / "elastic.json")
+    config = str(DEMO)
     assert main(["manage", config, "--simulate", "--cycles", "5", "--store", store]) == 0
     capsys.readouterr()
     provider = SimulatedProvider(path=store + ".provider.json")
@@ -475,3 +477,18 @@ def test_cycle_report_to_dict_copies():
     data = report.to_dict()
     data["added"].append("m")
     assert report.added == ["n"]
+
+
+def test_the_docs_demo_prints_what_the_docs_show():
+    from test_cli import console_examples
+
+    examples = console_examples(ROOT / "docs" / "elastic.rst")
+    assert len(examples) == 1
+    for command, shown in examples:
+        words = command.split()
+        assert words[0] == "pylighthouse"
+        done = subprocess.run([sys.executable, "-m", "pylighthouse", *words[1:]], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip("\n") == shown

@@ -38,7 +38,8 @@ class CycleReport:
     ``added``: nodes that became ready and joined the distributor;
     ``failed``: nodes asked for whose creation failed (or that vanished
     before they were ready); ``requested``: nodes asked of the provider this
-    cycle; ``placed``: ``{workload: node}`` placed this cycle; ``deleted``:
+    cycle; ``placed``: ``{workload: node}`` placed this cycle; ``moved``:
+    ``{workload: node}`` moved off nodes the provider is taking; ``deleted``:
     nodes given back to the provider; ``lost``: nodes that vanished from the
     provider without being given back (revoked); ``requeued``: workloads put
     back in the queue because their node went; ``pending``: the queue at the
@@ -50,6 +51,7 @@ class CycleReport:
     failed: List[str] = attr.ib(factory=list)
     requested: List[str] = attr.ib(factory=list)
     placed: Dict[str, str] = attr.ib(factory=dict)
+    moved: Dict[str, str] = attr.ib(factory=dict)
     deleted: List[str] = attr.ib(factory=list)
     lost: List[str] = attr.ib(factory=list)
     requeued: List[str] = attr.ib(factory=list)
@@ -427,7 +429,8 @@ class ElasticManager:
         self._deleting.extend(name for name in statuses if name not in known)
         for name in self._revocations:
             if self._distributor.node_state(name).workloads:
-                self._distributor.drain(name)
+                moves = self._distributor.drain(name)
+                report.moved.update({load: node for load, node in moves.items() if node})
 
     def _give_back(self, report: CycleReport) -> None:
         names = list(self._deleting)
