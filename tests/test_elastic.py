@@ -17,7 +17,7 @@ from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Prov
                                   SimulatedProvider, serve_rpc)
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO = DEMO
+DEMO = ROOT / "examples" / "elastic" / "demo.json"
 VM = {"name": "vm", "resources": {"cpu": 4, "mem": 8}}
 
 
