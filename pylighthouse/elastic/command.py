@@ -68,7 +68,7 @@ def _simulation(data: Any) -> Dict[str, Any]:
         if not isinstance(item, MappingABC) or set(item) - {"at", "workload", "duration"}:
             raise InvalidInputError(f"{where}: expected an object with at, workload, duration")
         arrivals.append(_Arrival(_cycle(item.get("at", 0), f"{where}.at"),
-                                 Workload.from_dict(item.get("workload"), f"{where}.workload"),
+                                 Workload.from_dict(item.get("workload", {}), f"{where}.workload"),
                                  _cycle(item.get("duration", 1), f"{where}.duration")))
     simulation["trace"] = arrivals
     revocations = simulation.get("revocations", [])
@@ -148,7 +148,8 @@ def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = N
     try:
         if rpc is not None:
             server = serve_rpc(manager, *rpc)
-            out.write("rpc: serving on %s:%d\n" % server.server_address[:2])
+            host, port = server.server_address[:2]
+            out.write(f"rpc: serving on {host!s}:{port}\n")
         if simulate_run:
             simulate(manager, provider, config["simulation"], clock, out,
                      config["simulation"].get("cycles", 40) if cycles is None else cycles)

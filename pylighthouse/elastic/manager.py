@@ -4,6 +4,7 @@ import math
 import threading
 import time
 from collections.abc import Mapping as MappingABC
+from decimal import Decimal
 from types import MappingProxyType
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional,
                     Tuple, Union)
@@ -102,11 +103,12 @@ class ElasticManager:
         if not isinstance(distributor, Distributor):
             raise InvalidTypeError(
                 f"distributor: expected a Distributor, got {type(distributor).__name__}")
-        config = {"templates": [_template_json(item) for item in _accept_templates(templates)],
-                  "min_nodes": _whole(min_nodes, "min_nodes"),
-                  "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
-                  "enable_delete": _flag(enable_delete, "enable_delete"),
-                  "intervals": _intervals(intervals)}
+        config: Dict[str, Any] = {
+            "templates": [_template_json(item) for item in _accept_templates(templates)],
+            "min_nodes": _whole(min_nodes, "min_nodes"),
+            "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
+            "enable_delete": _flag(enable_delete, "enable_delete"),
+            "intervals": _intervals(intervals)}
         if config["max_nodes"] is not None and config["max_nodes"] < config["min_nodes"]:
             raise InvalidInputError(
                 f"max_nodes: must be at least min_nodes ({min_nodes}), got {max_nodes}")
@@ -148,6 +150,19 @@ class ElasticManager:
         manager._apply(parts)
         manager._committed = parts
         return manager
+
+    _config: Dict[str, Any]
+    _templates: List[Dict[str, Any]]
+    _distributor: Distributor
+    _static: List[str]
+    _pending: List[Workload]
+    _requested: Dict[str, Node]
+    _deleting: List[str]
+    _revocations: Dict[str, Any]
+    _values: Dict[str, Decimal]
+    _marks: Dict[str, Optional[float]]
+    _serial: Dict[str, int]
+    _committed: Dict[str, Any]
 
     def _setup(self, provider: Provider, store: Store, clock: Clock) -> None:
         self._provider = provider
@@ -207,7 +222,8 @@ class ElasticManager:
     def settings(self) -> Dict[str, Any]:
         """The templates (as plain data), limits and intervals the manager runs with."""
         with self._lock:
-            return _copy(self._config)
+            settings: Dict[str, Any] = _copy(self._config)
+            return settings
 
     # ----------------------------------------------------------- workloads
 
@@ -454,7 +470,7 @@ class ElasticManager:
             return
         trial = Distributor.from_dict(self._distributor.to_dict())
         trial.add_nodes(list(self._requested.values()))
-        stuck = []
+        stuck: List[Workload] = []
         for name in self._revocations:
             loads = trial.node_state(name).workloads
             stuck.extend(trial.workload(load) for load in loads)
@@ -534,7 +550,7 @@ class ElasticManager:
         """Remove nodes; place their work elsewhere or put it at the front of the queue."""
         if not names:
             return []
-        displaced = []
+        displaced: List[Workload] = []
         for name in names:
             displaced.extend(self._distributor.workload(load)
                              for load in self._distributor.node_state(name).workloads)
@@ -610,6 +626,8 @@ class ElasticManager:
 
     def _commit(self) -> None:
         parts = self._parts()
+        if parts == getattr(self, "_committed", None):
+            return  # nothing changed: no write, no fsync
         self._store.save(parts)
         self._committed = parts
 
