@@ -18,7 +18,7 @@ from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
 from ..model import Node, Workload
 from ..planning import _accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, to_json_quantity, to_quantity
-from .provider import FAILED, READY, Provider
+from .provider import FAILED, READY, Provider, _count as _whole
 from .store import Store
 
 __all__ = ["ElasticManager", "CycleReport", "API_VERSION", "DEFAULT_INTERVALS"]
@@ -665,14 +665,6 @@ def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, A
                                         f"number of seconds, at least 0, got {seconds!r}")
         entries.append((name, dict(item), seconds))
     return entries
-
-
-def _whole(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{what}: expected a whole number, got {type(value).__name__}")
-    if value < 0:
-        raise InvalidInputError(f"{what}: must be at least 0, got {value}")
-    return value
 
 
 def _flag(value: Any, what: str) -> bool:
