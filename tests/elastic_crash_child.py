@@ -8,6 +8,7 @@ parent reads the log to learn which workloads were acknowledged.
 """
 import random
 import sys
+import time
 
 from pylighthouse import BinPackDistributor, RoundRobinDistributor
 from pylighthouse.errors import InvalidInputError
@@ -48,6 +49,9 @@ def main():
         action()
         log.write(f"end {what} {' '.join(names)}\n")
         log.flush()
+        # Idle now and then, as a manager between requests: kills land
+        # between calls as well as inside them.
+        time.sleep(rng.choice([0, 0, 0.002, 0.01]))
 
     log.write("ready\n")
     log.flush()
