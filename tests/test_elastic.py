@@ -442,6 +442,10 @@ def test_the_demo_with_a_store_leaves_a_manager_to_resume(tmp_path, capsys):
     manager = ElasticManager.open(store, provider)
     check_provider(manager, provider, 4)
     check_books(manager)
+    assert manager.nodes and set(manager.pending) | set(manager.assignments)
+    manager.close()
+    assert main(["manage", config, "--simulate", "--store", store]) == 2
+    assert "give it a new file" in capsys.readouterr().err
 
 
 def test_manage_without_a_provider_explains(tmp_path, capsys):
@@ -492,3 +496,39 @@ def test_the_docs_demo_prints_what_the_docs_show():
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip("\n") == shown
+
+
+def test_the_lock_serialises_rpc_calls_with_the_manage_loop():
+    import threading
+
+    manager, provider = make(RoundRobinDistributor([]), max_nodes=4,
+                             intervals={"add": 0, "delete": 0}, enable_delete=True)
+    loop = threading.Thread(target=manager.manage, kwargs={"period": 0.001})
+    server = serve_rpc(manager)
+    loop.start()
+    try:
+        proxy = xmlrpc.client.ServerProxy("http://%s:%d/" % server.server_address[:2])
+        live = set()
+        for round_ in range(30):
+            names = [f"j{round_}-{n}" for n in range(3)]
+            manager.submit([job(name, 1 + n % 3) for n, name in enumerate(names)])
+            live.update(names)
+            nodes = manager.nodes
+            if nodes and round_ % 5 == 4:
+                node = nodes[round_ % len(nodes)]
+                provider.revoke([node])
+                entry = {"nodelist": [{"node_id": node, "max_wait_time": 0}]}
+                assert proxy.NotifyDeletePending(entry)["code"] == 0
+                assert proxy.NotifyDeleteComplete(entry)["code"] == 0
+            if round_ % 3 == 2:
+                done = sorted(live)[:2]
+                manager.finish(done)
+                live.difference_update(done)
+    finally:
+        manager.stop()
+        loop.join(30)
+        server.shutdown()
+    assert not loop.is_alive()
+    check_live(manager, live)
+    check_books(manager)
+    check_provider(manager, provider, 4)

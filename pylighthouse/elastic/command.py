@@ -135,6 +135,9 @@ def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = N
     elasticslice methods while it runs; the address is printed first.
     """
     if simulate_run:
+        if store is not None and os.path.exists(store):
+            raise InvalidInputError(f"--store {store}: exists; the demo replays its trace "
+                                    "from the start, so give it a new file")
         settings = config["simulation"]
         path = None if store is None else f"{store}.provider.json"
         provider: Provider = SimulatedProvider(settings.get("ready_after", 0),

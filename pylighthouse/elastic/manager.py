@@ -310,10 +310,10 @@ class ElasticManager:
         """Run :meth:`manage_once` every ``period`` seconds until :meth:`stop` (or
         ``cycles`` cycles); return the number of cycles run.
 
-        ``period`` defaults to the shorter interval, at most 60 seconds.
+        ``period`` defaults to the shorter interval, from 1 to 60 seconds.
         """
         if period is None:
-            period = min(60.0, *self._config["intervals"].values())
+            period = max(1.0, min(60.0, *self._config["intervals"].values()))
         self._stop.clear()
         done = 0
         while cycles is None or done < cycles:
