@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from elastic_checks import check_books, check_live, check_provider
-from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError,
+from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError, Node,
                           InvalidTypeError, LighthouseException, PrioritizedDistributor,
                           RoundRobinDistributor, UnknownNameError, __version__)
 from pylighthouse.cli import main
@@ -333,6 +333,14 @@ def test_a_provider_raising_anything_is_reported_not_raised():
     manager.submit([job("a")])
     assert manager.manage_once().errors == ["create_nodes: OSError: cloud unreachable"]
     assert manager.creating == ()
+
+
+def test_the_simulated_provider_takes_fail_as_any_iterable():
+    provider = SimulatedProvider(fail=(name for name in ["vm-1"]))
+    provider.create_nodes([Node("vm-1", {}), Node("vm-2", {})])
+    assert provider.poll() == {"vm-1": "failed", "vm-2": "ready"}
+    with pytest.raises(InvalidTypeError, match="fail"):
+        SimulatedProvider(fail="vm-1")
 
 
 def test_the_simulated_provider_is_a_provider():

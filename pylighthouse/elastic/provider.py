@@ -77,9 +77,12 @@ class SimulatedProvider:
                  capacity: Optional[int] = None, *, path: Optional[str] = None):
         self.ready_after = _count(ready_after, "ready_after")
         self.capacity = None if capacity is None else _count(capacity, "capacity")
-        if isinstance(fail, str) or not all(isinstance(name, str) for name in fail):
+        if isinstance(fail, str):
+            raise InvalidTypeError("fail: expected a list of node names, got a string")
+        names = list(fail)
+        if not all(isinstance(name, str) for name in names):
             raise InvalidTypeError("fail: expected a list of node names")
-        self.fail = frozenset(fail)
+        self.fail = frozenset(names)
         self.path = path
         #: Names asked to be created, in order.
         self.created: List[str] = []
