@@ -187,7 +187,7 @@ def test_thousands_of_cycles_keep_the_invariants(strategy):
                              intervals={"add": 3, "delete": 8}, clock=clock)
     live = {}
     finished = 0
-    cycles = 20000 if LONG else 2000
+    cycles = 20000 if LONG else 1500
     for step in range(cycles):
         for _ in range(rng.choice([0, 0, 1, 2])):
             name = f"w{step}-{len(live)}"
