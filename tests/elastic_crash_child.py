@@ -6,7 +6,9 @@ Before each call it logs ``begin <call> <names>``, after it ``end <call> <names>
 (appended and flushed, so a SIGKILL loses nothing written before it). The
 parent reads the log to learn which workloads were acknowledged.
 """
+import os
 import random
+import signal
 import sys
 import time
 
@@ -19,10 +21,34 @@ TEMPLATES = [{"name": "vm", "resources": {"cpu": 4, "mem": 8}},
 MAX_NODES = 6
 
 
-def provider_for(path):
+def provider_for(path, cls=SimulatedProvider):
     # Every fifth node fails to come up.
-    return SimulatedProvider(ready_after=1, fail=[f"vm-{n}" for n in range(5, 400, 5)],
-                             path=path)
+    return cls(ready_after=1, fail=[f"vm-{n}" for n in range(5, 400, 5)], path=path)
+
+
+class Dying(SimulatedProvider):
+    """A provider whose process now and then dies just before or just after a
+    call: the moments between a provider's change and the manager's own save,
+    too short for a kill from outside to land in often."""
+
+    rng = random.Random()
+    log = None
+
+    def create_nodes(self, nodes):
+        self._maybe_die("before create_nodes")
+        super().create_nodes(nodes)
+        self._maybe_die("after create_nodes")
+
+    def delete_nodes(self, names):
+        self._maybe_die("before delete_nodes")
+        super().delete_nodes(names)
+        self._maybe_die("after delete_nodes")
+
+    def _maybe_die(self, moment):
+        if self.rng.random() < 0.1:
+            self.log.write(f"die {moment.replace(' ', '-')}\n")
+            self.log.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def open_manager(store, provider, seed):
@@ -39,9 +65,10 @@ def open_manager(store, provider, seed):
 def main():
     store, provider_path, log_path, seed, prefix = sys.argv[1:6]
     rng = random.Random(int(seed))
-    provider = provider_for(provider_path)
-    manager = open_manager(store, provider, int(seed))
     log = open(log_path, "a", buffering=1)
+    Dying.rng, Dying.log = random.Random(int(seed) + 1), log
+    provider = provider_for(provider_path, Dying)
+    manager = open_manager(store, provider, int(seed))
 
     def call(what, names, action):
         log.write(f"begin {what} {' '.join(names)}\n")

@@ -2,7 +2,9 @@
 
 Each round starts tests/elastic_crash_child.py on the same store and provider
 file, lets it make random calls (submit, finish, manage_once, the provider's
-revocation calls) for a random time, and kills it. The test then reopens the
+revocation calls) for a random time, and kills it; now and then the child's
+provider kills the process itself just before or after a create or delete,
+the moments between the provider's change and the manager's save. The test then reopens the
 store and checks: every acknowledged workload is placed or pending, once;
 every finished one is gone; the distributor's books match its placements;
 the provider holds no node the manager forgot; and the nodes the manager had
@@ -33,7 +35,9 @@ def read_log(path):
     last = None
     for line in path.read_text().splitlines():
         words = line.split()
-        if words[0] == "begin":
+        if words[0] == "die":
+            last = f"{last} ({words[1]})"
+        elif words[0] == "begin":
             last = words[1]
             (submitted if words[1] == "submit" else finishing if words[1] == "finish"
              else set()).update(words[2:])
