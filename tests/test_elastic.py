@@ -540,3 +540,29 @@ def test_the_lock_serialises_rpc_calls_with_the_manage_loop():
     check_live(manager, live)
     check_books(manager)
     check_provider(manager, provider, 4)
+
+
+def test_a_node_no_record_names_is_given_back():
+    manager, provider = make()
+    provider.create_nodes([Node("stray", {"cpu": 1})])
+    report = manager.manage_once()
+    assert report.deleted == ["stray"] and provider.held == {}
+    assert manager.nodes == ()
+
+
+def test_a_request_the_provider_never_heard_of_is_forgotten_and_retried():
+    class Deaf(SimulatedProvider):
+        """Loses the first request, as when the manager died before asking."""
+
+        def create_nodes(self, nodes):
+            if self.created:
+                super().create_nodes(nodes)
+            else:
+                self.created.append("(lost)")
+
+    manager, provider = make(provider=Deaf())
+    manager.submit([job("a")])
+    assert manager.manage_once().requested == ["vm-1"]
+    report = manager.manage_once(force=True)
+    assert report.failed == ["vm-1"] and report.requested == ["vm-2"]
+    assert manager.manage_once().placed == {"a": "vm-2"}
