@@ -1,4 +1,4 @@
-"""The ``pylighthouse`` command: assign a problem file, validate one, or serve HTTP.
+"""The ``pylighthouse`` command: assign a problem file, validate one, serve HTTP, or manage.
 
 Exit status: 0 when every workload was placed (or the file is valid), 1
 when some workload was not placed, 2 for bad input (one message on stderr).
@@ -82,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body-bytes", type=int, default=1 << 20,
                        help="largest request body accepted (default 1048576)")
     serve.set_defaults(run=_serve)
+    _add_manage(commands)
     return parser
 
 
@@ -222,3 +223,44 @@ def _exact(number: Any) -> Decimal:
 
 def _plain(number: Decimal) -> str:
     return str(to_number(number))
+
+
+# ------------------------------------------------------------------ manage
+
+def _add_manage(commands: Any) -> None:
+    manage = commands.add_parser(
+        "manage", help="run an elastic manager (or its simulated demo) from a config file",
+        description="Keep a cluster the right size as work comes and goes, as the config "
+                    "file describes. --simulate replays the config's workload trace on a "
+                    "simulated provider, one line per cycle.")
+    manage.add_argument("config", metavar="CONFIG", help="the manager's JSON config")
+    manage.add_argument("--store", metavar="PATH",
+                        help="SQLite file holding the manager's state (resumed if it exists)")
+    manage.add_argument("--simulate", action="store_true",
+                        help="run the deterministic demo on a simulated provider")
+    manage.add_argument("--cycles", type=int, metavar="N",
+                        help="stop after N cycles (default: the config's, or forever)")
+    manage.add_argument("--rpc", metavar="HOST:PORT",
+                        help="serve the elasticslice XML-RPC methods while running")
+    manage.set_defaults(run=_manage)
+
+
+def _manage(args: argparse.Namespace) -> int:
+    from .elastic.command import load_config, run_manage  # sqlite3 and xmlrpc only here
+
+    rpc = None
+    if args.rpc is not None:
+        host, _, port = args.rpc.rpartition(":")
+        if not host or not port.isdigit():
+            raise _BadInput(f"--rpc: expected HOST:PORT, got {args.rpc!r}")
+        rpc = (host, int(port))
+    if args.cycles is not None and args.cycles < 0:
+        raise _BadInput(f"--cycles: must be at least 0, got {args.cycles}")
+    try:
+        config = load_config(_parse(args.config))
+        return run_manage(config, sys.stdout, store=args.store, simulate_run=args.simulate,
+                          cycles=args.cycles, rpc=rpc)
+    except LighthouseException as error:
+        raise _BadInput(f"{_source(args.config)}: {error}") from None
+    except OSError as error:
+        raise _BadInput(f"manage: {error}") from None

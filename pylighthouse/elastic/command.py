@@ -1,0 +1,240 @@
+"""``pylighthouse manage``: run an elastic manager from a JSON config, or its simulated demo."""
+import importlib
+import json
+import os
+import time
+from collections.abc import Mapping as MappingABC
+from typing import IO, Any, Dict, List, Optional, Tuple
+
+import attr
+
+from ..distributors import BinPackDistributor, Distributor, distributor_class
+from ..errors import InvalidInputError, InvalidTypeError
+from ..model import Node, Workload
+from .manager import ElasticManager
+from .provider import Provider, SimulatedProvider
+from .rpc import serve_rpc
+
+__all__ = ["load_config", "run_manage", "simulate"]
+
+_FIELDS = ("strategy", "rubric", "nodes", "templates", "min_nodes", "max_nodes",
+           "enable_delete", "intervals", "provider", "provider_options", "simulation")
+_SIMULATION = ("ready_after", "fail", "capacity", "cycles", "seconds_per_cycle", "trace",
+               "revocations")
+
+
+@attr.s(frozen=True, auto_attribs=True)
+class _Arrival:
+    at: int
+    workload: Workload
+    duration: int
+
+
+def load_config(data: Any) -> Dict[str, Any]:
+    """Check a manage config (parsed JSON) and return it with its defaults filled in.
+
+    Raises:
+        InvalidInputError, InvalidTypeError: an unknown or malformed field,
+            named with its path.
+    """
+    if not isinstance(data, MappingABC):
+        raise InvalidTypeError(f"config: expected an object, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(_FIELDS))
+    if unknown:
+        raise InvalidInputError(f"config: unknown field {unknown[0]!r} "
+                                f"(valid: {', '.join(_FIELDS)})")
+    if "templates" not in data:
+        raise InvalidInputError("config: missing field 'templates'")
+    config = dict(data)
+    config.setdefault("strategy", "Prioritized")
+    config["simulation"] = _simulation(config.get("simulation", {}))
+    return config
+
+
+def _simulation(data: Any) -> Dict[str, Any]:
+    if not isinstance(data, MappingABC):
+        raise InvalidTypeError("config: simulation: expected an object")
+    unknown = sorted(set(data) - set(_SIMULATION))
+    if unknown:
+        raise InvalidInputError(f"config: simulation: unknown field {unknown[0]!r} "
+                                f"(valid: {', '.join(_SIMULATION)})")
+    simulation = dict(data)
+    trace = simulation.get("trace", [])
+    if not isinstance(trace, list):
+        raise InvalidTypeError("config: simulation.trace: expected a list")
+    arrivals = []
+    for index, item in enumerate(trace):
+        where = f"config: simulation.trace[{index}]"
+        if not isinstance(item, MappingABC) or set(item) - {"at", "workload", "duration"}:
+            raise InvalidInputError(f"{where}: expected an object with at, workload, duration")
+        arrivals.append(_Arrival(_cycle(item.get("at", 0), f"{where}.at"),
+                                 Workload.from_dict(item.get("workload", {}), f"{where}.workload"),
+                                 _cycle(item.get("duration", 1), f"{where}.duration")))
+    simulation["trace"] = arrivals
+    revocations = simulation.get("revocations", [])
+    if not isinstance(revocations, list):
+        raise InvalidTypeError("config: simulation.revocations: expected a list")
+    for index, item in enumerate(revocations):
+        where = f"config: simulation.revocations[{index}]"
+        if not isinstance(item, MappingABC) or not isinstance(item.get("node"), str):
+            raise InvalidInputError(f"{where}: expected an object with at, node, max_wait_time")
+        _cycle(item.get("at", 0), f"{where}.at")
+    return simulation
+
+
+def _cycle(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{where}: expected a whole number, at least 0, got {value!r}")
+    return value
+
+
+def _distributor(config: Dict[str, Any]) -> Distributor:
+    cls = distributor_class(config["strategy"])
+    nodes = Node.from_list(config.get("nodes", []))
+    if "rubric" in config:
+        return cls(config["rubric"], nodes)  # type: ignore[call-arg]
+    if cls is BinPackDistributor:
+        raise InvalidInputError("config: rubric: the BinPack strategy needs a rubric")
+    return cls(nodes)
+
+
+def _manager(config: Dict[str, Any], provider: Provider, store: Optional[str],
+             clock: Any) -> ElasticManager:
+    if store is not None and os.path.exists(store):
+        return ElasticManager.open(store, provider, clock=clock)
+    return ElasticManager(
+        _distributor(config), provider, config["templates"],
+        min_nodes=config.get("min_nodes", 0), max_nodes=config.get("max_nodes"),
+        enable_delete=config.get("enable_delete", False), intervals=config.get("intervals"),
+        store=store, clock=clock)
+
+
+def _provider(config: Dict[str, Any]) -> Provider:
+    """The provider the config names as ``"module:callable"``, called with its options."""
+    spec = config.get("provider")
+    if not isinstance(spec, str) or ":" not in spec:
+        raise InvalidInputError("config: provider: give \"module:callable\" returning a "
+                                "Provider, or run with --simulate")
+    module, _, name = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as error:
+        raise InvalidInputError(f"config: provider: cannot load {spec!r}: {error}") from None
+    return factory(**config.get("provider_options", {}))  # type: ignore[no-any-return]
+
+
+def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = None,
+               simulate_run: bool = False, cycles: Optional[int] = None,
+               rpc: Optional[Tuple[str, int]] = None) -> int:
+    """Run the manager a checked config describes; return the exit status (0).
+
+    With ``simulate_run``, run :func:`simulate` (its provider keeps its state
+    beside the store, in ``<store>.provider.json``, when a store is given).
+    Otherwise the config's ``provider`` is loaded and the manager loops
+    (``cycles`` cycles, or until interrupted). ``rpc`` serves the
+    elasticslice methods while it runs; the address is printed first.
+    """
+    if simulate_run:
+        if store is not None and os.path.exists(store):
+            raise InvalidInputError(f"--store {store}: exists; the demo replays its trace "
+                                    "from the start, so give it a new file")
+        settings = config["simulation"]
+        path = None if store is None else f"{store}.provider.json"
+        provider: Provider = SimulatedProvider(settings.get("ready_after", 0),
+                                               settings.get("fail", ()),
+                                               settings.get("capacity"), path=path)
+    else:
+        provider = _provider(config)
+    clock = _Tick()
+    manager = _manager(config, provider, store, clock if simulate_run else time.time)
+    server = None
+    try:
+        if rpc is not None:
+            server = serve_rpc(manager, *rpc)
+            host, port = server.server_address[:2]
+            out.write(f"rpc: serving on {host!s}:{port}\n")
+        if simulate_run:
+            simulate(manager, provider, config["simulation"], clock, out,
+                     config["simulation"].get("cycles", 40) if cycles is None else cycles)
+        else:
+            try:
+                manager.manage(cycles)
+            except KeyboardInterrupt:
+                pass
+    finally:
+        if server is not None:
+            server.shutdown()
+        manager.close()
+    return 0
+
+
+class _Tick:
+    """The demo's clock: seconds that pass only when the demo says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def simulate(manager: ElasticManager, provider: Any, settings: Dict[str, Any],
+             clock: "_Tick", out: IO[str], cycles: int) -> Dict[str, Any]:
+    """Replay a workload trace through ``manager``, one line a cycle, then a summary.
+
+    At cycle ``t`` the trace's arrivals for ``t`` are submitted, the
+    workloads whose duration has run out since they were placed finish, the
+    revocations for ``t`` are delivered (the provider takes the node when
+    ``max_wait_time`` is 0), and one :meth:`~ElasticManager.manage_once`
+    runs; the clock advances ``seconds_per_cycle`` (default 1). Everything
+    is deterministic. Returns the summary's figures.
+    """
+    step = settings.get("seconds_per_cycle", 1)
+    trace: List[_Arrival] = settings["trace"]
+    durations = {arrival.workload.name: arrival.duration for arrival in trace}
+    started: Dict[str, int] = {}
+    done: List[str] = []
+    waited = 0
+    peak = 0
+    for cycle in range(cycles):
+        for name, node in manager.submit([a.workload for a in trace if a.at == cycle]).items():
+            if node is not None:
+                started[name] = cycle
+        finished = [name for name, since in started.items() if since + durations[name] <= cycle]
+        if finished:
+            manager.finish(finished)
+            done.extend(finished)
+            for name in finished:
+                del started[name]
+        revoked = []
+        for item in settings.get("revocations", []):
+            if item["at"] == cycle:
+                revoked.append(item["node"])
+                wait = item.get("max_wait_time", 0)
+                entry = [{"node_id": item["node"], "max_wait_time": wait}]
+                manager.notify_delete_pending(entry)
+                if wait == 0 and isinstance(provider, SimulatedProvider):
+                    provider.revoke([item["node"]])
+                    manager.notify_delete_complete(entry)
+        report = manager.manage_once()
+        for name in report.requeued:
+            started.pop(name, None)
+        for name in report.placed:
+            started[name] = cycle
+        for name in list(started):
+            if name not in manager.assignments:
+                del started[name]
+        waited += len(report.pending)
+        peak = max(peak, len(manager.nodes) + len(manager.creating))
+        events = "".join(f"  {what} {','.join(names)}" for what, names in (
+            ("revoked", revoked), ("added", report.added), ("requested", report.requested),
+            ("failed", report.failed), ("lost", report.lost), ("deleted", report.deleted),
+            ("errors", report.errors)) if names)
+        out.write(f"cycle {cycle:3d}: nodes {len(manager.nodes):2d}  creating "
+                  f"{len(manager.creating):2d}  pending {len(report.pending):3d}{events}\n")
+        clock.now += step
+    summary = {"cycles": cycles, "finished": len(done), "running": len(manager.assignments),
+               "pending": len(manager.pending), "peak_nodes": peak, "nodes": len(manager.nodes),
+               "workload_cycles_waited": waited}
+    out.write("summary: " + json.dumps(summary) + "\n")
+    return summary

@@ -1,0 +1,724 @@
+"""The elastic manager: keeps a cluster the right size as work comes and goes, durably."""
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Mapping as MappingABC
+from decimal import Decimal
+from types import MappingProxyType
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional,
+                    Tuple, Union)
+
+import attr
+
+from .. import __version__
+from ..distributors import Distributor, _workload_from_json, _workload_json
+from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
+                      UnknownNameError)
+from ..model import Node, Workload
+from ..planning import _accept_templates, plan_scale_down, plan_scale_up
+from ..quantities import from_json_quantity, to_json_quantity, to_quantity
+from .provider import FAILED, READY, Provider, _count as _whole
+from .store import Store
+
+__all__ = ["ElasticManager", "CycleReport", "API_VERSION", "DEFAULT_INTERVALS"]
+
+#: The version of the RPC methods' behaviour (``get_version`` reports it).
+API_VERSION = 1
+
+#: Seconds between scale-up and between scale-down attempts (elasticslice's defaults).
+DEFAULT_INTERVALS = {"add": 300, "delete": 300}
+
+Clock = Callable[[], float]
+
+
+@attr.s(auto_attribs=True, kw_only=True)
+class CycleReport:
+    """What one :meth:`ElasticManager.manage_once` did.
+
+    ``added``: nodes that became ready and joined the distributor;
+    ``failed``: nodes asked for whose creation failed (or that vanished
+    before they were ready); ``requested``: nodes asked of the provider this
+    cycle; ``placed``: ``{workload: node}`` placed this cycle; ``moved``:
+    ``{workload: node}`` moved off nodes the provider is taking; ``deleted``:
+    nodes given back to the provider; ``lost``: nodes that vanished from the
+    provider without being given back (revoked); ``requeued``: workloads put
+    back in the queue because their node went; ``pending``: the queue at the
+    end of the cycle; ``errors``: one line per provider call that raised
+    (the step it belonged to changed nothing).
+    """
+
+    added: List[str] = attr.ib(factory=list)
+    failed: List[str] = attr.ib(factory=list)
+    requested: List[str] = attr.ib(factory=list)
+    placed: Dict[str, str] = attr.ib(factory=dict)
+    moved: Dict[str, str] = attr.ib(factory=dict)
+    deleted: List[str] = attr.ib(factory=list)
+    lost: List[str] = attr.ib(factory=list)
+    requeued: List[str] = attr.ib(factory=list)
+    pending: List[str] = attr.ib(factory=list)
+    errors: List[str] = attr.ib(factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the report as plain data (new lists and dicts)."""
+        return {key: (dict(value) if isinstance(value, dict) else list(value))
+                for key, value in attr.asdict(self).items()}
+
+
+class ElasticManager:
+    """Keeps a distributor's cluster the right size, and every change in a store.
+
+    The manager owns a copy of ``distributor`` (any strategy) and a queue of
+    pending workloads. Each :meth:`manage_once` cycle polls the ``provider``,
+    adds the nodes that became ready, places what waits, asks for new nodes
+    (:func:`~pylighthouse.plan_scale_up` over ``templates``) when work still
+    waits and the add interval has passed, and, with ``enable_delete``, gives
+    idle nodes back (:func:`~pylighthouse.plan_scale_down`) when nothing
+    waits and the delete interval has passed. The provider's revocation
+    calls (:meth:`notify_delete_pending`, :meth:`notify_delete_complete`)
+    move or requeue work, never lose it.
+
+    The nodes ``distributor`` already holds are *static*: the manager never
+    gives them back nor expects the provider to list them. ``max_nodes``
+    caps every node held (static ones, ready ones, ones being created or
+    given back); ``min_nodes`` is the floor scale-down keeps. ``intervals``
+    gives the seconds between attempts, ``{"add": 300, "delete": 300}`` by
+    default. ``store`` is the path of an SQLite file that receives the whole
+    state, committed before every call that changes it returns; ``None``
+    keeps the state in memory. ``clock`` returns the time in seconds.
+
+    Every public method takes one lock, so the manage loop and RPC threads
+    may share the manager. A call that raises leaves the state as it was.
+
+    Raises:
+        InvalidInputError, InvalidTypeError: bad templates, limits or
+            intervals; or the store already holds a manager (use
+            :meth:`open`).
+    """
+
+    def __init__(self, distributor: Distributor, provider: Provider,
+                 templates: Any, *, min_nodes: int = 0, max_nodes: Optional[int] = None,
+                 enable_delete: bool = False, intervals: Optional[Mapping[str, Any]] = None,
+                 store: Optional[str] = None, clock: Clock = time.time):
+        if not isinstance(distributor, Distributor):
+            raise InvalidTypeError(
+                f"distributor: expected a Distributor, got {type(distributor).__name__}")
+        config: Dict[str, Any] = {
+            "templates": [_template_json(item) for item in _accept_templates(templates)],
+            "min_nodes": _whole(min_nodes, "min_nodes"),
+            "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
+            "enable_delete": _flag(enable_delete, "enable_delete"),
+            "intervals": _intervals(intervals)}
+        if config["max_nodes"] is not None and config["max_nodes"] < config["min_nodes"]:
+            raise InvalidInputError(
+                f"max_nodes: must be at least min_nodes ({min_nodes}), got {max_nodes}")
+        store_ = Store(store)
+        try:
+            if store_.load():
+                raise InvalidInputError(
+                    f"store {store}: already holds a manager; resume it with ElasticManager.open")
+        except BaseException:
+            store_.close()
+            raise
+        snapshot = distributor.to_dict()
+        parts = {"config": config, "distributor": snapshot,
+                 "static": [node["name"] for node in snapshot["nodes"]],
+                 "pending": [], "requested": [], "deleting": [], "revocations": {},
+                 "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
+        self._setup(provider, store_, clock)
+        self._apply(parts)
+        self._commit()
+
+    @classmethod
+    def open(cls, store: str, provider: Provider, *, clock: Clock = time.time) -> "ElasticManager":
+        """Resume the manager saved in ``store``, exactly as its last change left it.
+
+        Raises:
+            InvalidInputError: ``store`` holds no manager, or a state of
+                another format.
+
+        Cost: reading the state and rebuilding the distributor,
+        O((N + W) x R log N).
+        """
+        store_ = Store(store)
+        parts = store_.load()
+        if "config" not in parts:
+            store_.close()
+            raise InvalidInputError(f"store {store}: holds no manager")
+        manager = cls.__new__(cls)
+        manager._setup(provider, store_, clock)
+        manager._apply(parts)
+        manager._committed = parts
+        return manager
+
+    _config: Dict[str, Any]
+    _templates: List[Dict[str, Any]]
+    _distributor: Distributor
+    _static: List[str]
+    _pending: List[Workload]
+    _requested: Dict[str, Node]
+    _deleting: List[str]
+    _revocations: Dict[str, Any]
+    _values: Dict[str, Decimal]
+    _marks: Dict[str, Optional[float]]
+    _serial: Dict[str, int]
+    _committed: Dict[str, Any]
+
+    def _setup(self, provider: Provider, store: Store, clock: Clock) -> None:
+        self._provider = provider
+        self._store = store
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def pending(self) -> Tuple[str, ...]:
+        """The names of the workloads waiting, in queue order. O(W)."""
+        with self._lock:
+            return tuple(load.name for load in self._pending)
+
+    @property
+    def assignments(self) -> Mapping[str, str]:
+        """A read-only ``{workload: node}`` of every placed workload. O(W)."""
+        with self._lock:
+            return MappingProxyType(self._distributor.assignments)
+
+    @property
+    def nodes(self) -> Tuple[str, ...]:
+        """The names of the nodes in the distributor, in its order. O(N)."""
+        with self._lock:
+            return tuple(node.name for node in self._distributor.nodes)
+
+    @property
+    def creating(self) -> Tuple[str, ...]:
+        """The names of the nodes asked of the provider and not ready yet. O(1)."""
+        with self._lock:
+            return tuple(self._requested)
+
+    @property
+    def deleting(self) -> Tuple[str, ...]:
+        """Nodes being given back whose deletion the provider has not yet taken."""
+        with self._lock:
+            return tuple(self._deleting)
+
+    @property
+    def revocations(self) -> Mapping[str, Any]:
+        """``{node: last max_wait_time}`` of the nodes the provider said it will take."""
+        with self._lock:
+            return MappingProxyType(dict(self._revocations))
+
+    @property
+    def distributor(self) -> Distributor:
+        """A copy of the manager's distributor (changing it changes nothing here).
+
+        Cost: O((N + W) x R log N).
+        """
+        with self._lock:
+            return Distributor.from_dict(self._distributor.to_dict())
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        """The templates (as plain data), limits and intervals the manager runs with."""
+        with self._lock:
+            settings: Dict[str, Any] = _copy(self._config)
+            return settings
+
+    # ----------------------------------------------------------- workloads
+
+    def submit(self, workloads: Iterable[Any]) -> Dict[str, Optional[str]]:
+        """Place what fits now; queue the rest, in the order given.
+
+        Returns ``{name: node or None}`` for every workload, in the order
+        given; ``None`` means it waits in :attr:`pending`.
+
+        Raises:
+            InvalidInputError, InvalidTypeError: a workload is malformed.
+            DuplicateNameError: a name repeats, or is already placed or
+                pending. Nothing is placed or queued when anything is raised.
+
+        Cost: one placement call, plus saving the state.
+        """
+        with self._change():
+            loads = Workload.from_list(workloads)
+            waiting = {load.name for load in self._pending}
+            for index, load in enumerate(loads):
+                if load.name in waiting:
+                    raise DuplicateNameError(
+                        f"workloads[{index}]: workload {load.name!r}: already pending")
+            result = self._distributor.attempt_assign_loads(loads)
+            self._pending.extend(load for load in loads if result[load.name] is None)
+            return result
+
+    def finish(self, names: Union[str, Iterable[str]]) -> Dict[str, Optional[str]]:
+        """The named workloads are done: placed ones are released, pending ones dropped.
+
+        Returns ``{name: node it left, or None if it was pending}``. A single
+        name is accepted too.
+
+        Raises:
+            UnknownNameError: a name is neither placed nor pending.
+            DuplicateNameError: a name is given twice. Nothing changes when
+                anything is raised.
+        """
+        wanted = [names] if isinstance(names, str) else list(names)
+        with self._change():
+            placed = self._distributor.assignments
+            waiting = {load.name for load in self._pending}
+            seen = set()
+            for index, name in enumerate(wanted):
+                if name not in placed and name not in waiting:
+                    raise UnknownNameError(f"finish[{index}]: workload {name!r}: "
+                                           "neither placed nor pending")
+                if name in seen:
+                    raise DuplicateNameError(f"finish[{index}]: workload {name!r}: given twice")
+                seen.add(name)
+            released = self._distributor.release_loads([n for n in wanted if n in placed])
+            self._pending = [load for load in self._pending if load.name not in wanted]
+            return {name: released.get(name) for name in wanted}
+
+    # ------------------------------------------------------------- cycles
+
+    def manage_once(self, force: bool = False) -> CycleReport:
+        """Run one cycle: poll, add ready nodes, place, scale up, scale down.
+
+        With ``force``, scaling up and down ignore their intervals. Each step
+        is saved before the next begins; a provider call that raises undoes
+        its step only, and its line goes to the report's ``errors``.
+
+        Cost: the poll, one placement of the queue, and, when they run, the
+        planners (see :func:`~pylighthouse.plan_scale_up` and
+        :func:`~pylighthouse.plan_scale_down`), plus a save a step.
+        """
+        report = CycleReport()
+        with self._lock:
+            self._step(report, "poll", lambda: self._reconcile(report))
+            if self._deleting:
+                self._step(report, "delete_nodes", lambda: self._give_back(report))
+            with self._change():
+                self._place_pending(report)
+            if self._waiting() and (force or self._due("add")):
+                self._step(report, "create_nodes", lambda: self._scale_up(report))
+            if self._config["enable_delete"] and not self._waiting() \
+                    and (force or self._due("delete")):
+                self._step(report, "delete_nodes", lambda: self._scale_down(report))
+            report.pending = [load.name for load in self._pending]
+        return report
+
+    def manage(self, cycles: Optional[int] = None, period: Optional[float] = None) -> int:
+        """Run :meth:`manage_once` every ``period`` seconds until :meth:`stop` (or
+        ``cycles`` cycles); return the number of cycles run.
+
+        ``period`` defaults to the shorter interval, from 1 to 60 seconds.
+        """
+        if period is None:
+            period = max(1.0, min(60.0, *self._config["intervals"].values()))
+        self._stop.clear()
+        done = 0
+        while cycles is None or done < cycles:
+            self.manage_once()
+            done += 1
+            if (cycles is not None and done >= cycles) or self._stop.wait(period):
+                break
+        return done
+
+    def stop(self) -> None:
+        """Make :meth:`manage` return after its current cycle."""
+        self._stop.set()
+
+    def close(self) -> None:
+        """Close the store (the state stays in it)."""
+        with self._lock:
+            self._store.close()
+
+    # ------------------------------------------------------ provider's calls
+
+    def notify_delete_pending(self, nodelist: Any) -> List[Dict[str, Any]]:
+        """The provider will take these nodes: cordon them and move their work away.
+
+        ``nodelist`` holds dicts with ``node_id`` and/or ``client_id`` (the
+        node's name is ``client_id`` when given) and ``max_wait_time``
+        (seconds the provider still waits). All the listed nodes are
+        cordoned first, then each is drained, so work does not move onto a
+        node about to go. A node with ``max_wait_time`` 0 is being taken now:
+        what is still on it goes back to the front of the queue. Returns the
+        list with ``max_wait_time`` set to 0 for each node that holds no
+        workload now (the provider may take it), as new dicts; nodes the
+        manager does not hold count as empty.
+
+        Raises:
+            InvalidInputError, InvalidTypeError: a malformed entry (nothing
+                changes).
+        """
+        entries = _nodelist(nodelist, "nodelist", wait=True)
+        with self._change():
+            known = [(name, wait) for name, _, wait in entries if self._has(name)]
+            for name, wait in known:
+                self._revocations[name] = wait
+                self._distributor.cordon(name)
+            for name, wait in known:
+                if wait == 0:
+                    self._requeue_from(name)
+                else:
+                    self._distributor.drain(name)
+            reply = []
+            for name, item, _ in entries:
+                answer = dict(item)
+                if not self._has(name) or not self._distributor.node_state(name).workloads:
+                    answer["max_wait_time"] = 0
+                reply.append(answer)
+            return reply
+
+    def notify_delete_complete(self, nodelist: Any) -> List[str]:
+        """The provider took these nodes: remove them, requeue what was on them.
+
+        Workloads that fit elsewhere are placed again at once; the others go
+        to the front of the queue. Nodes the manager does not hold are
+        ignored, so a repeated call changes nothing. Returns the names
+        removed.
+
+        Raises:
+            InvalidInputError, InvalidTypeError: a malformed entry (nothing
+                changes).
+        """
+        entries = _nodelist(nodelist, "nodelist", wait=False)
+        with self._change():
+            gone = list(dict.fromkeys(name for name, _, _ in entries))
+            self._requested = {k: v for k, v in self._requested.items() if k not in gone}
+            self._deleting = [name for name in self._deleting if name not in gone]
+            removed = [name for name in gone if self._has(name)]
+            self._remove(removed)
+            return removed
+
+    def set_resource_values(self, nodelist: Any) -> Dict[str, float]:
+        """Keep how much the provider wants each node back (0 to 1; higher: given back first).
+
+        ``nodelist`` holds dicts with ``node_id`` (or ``client_id``) and
+        ``value``. Scale-down tries nodes of higher value first among equally
+        empty ones. Returns every value kept, by node.
+
+        Raises:
+            InvalidInputError, InvalidTypeError: an entry lacks a name, or its
+                value is not a number from 0 to 1 (nothing is kept).
+        """
+        entries = _nodelist(nodelist, "nodelist", wait=False)
+        values = {}
+        for index, (name, item, _) in enumerate(entries):
+            if "value" not in item:
+                raise InvalidInputError(f"nodelist[{index}]: node {name!r}: missing field 'value'")
+            value = to_quantity(item["value"], f"nodelist[{index}]: node {name!r}: value")
+            if not 0 <= value <= 1:
+                raise InvalidInputError(f"nodelist[{index}]: node {name!r}: value must be "
+                                        f"from 0 to 1, got {item['value']!r}")
+            values[name] = value
+        with self._change():
+            self._values.update(values)
+            return {name: float(value) for name, value in self._values.items()}
+
+    def get_version(self) -> Dict[str, Any]:
+        """Return ``{"version": <pylighthouse version>, "api": <API version>}``."""
+        return {"version": __version__, "api": API_VERSION}
+
+    # ------------------------------------------------------------- steps
+
+    def _reconcile(self, report: CycleReport) -> None:
+        """Poll, then bring the books in line with what the provider holds."""
+        statuses = self._provider.poll()
+        for name in list(self._requested):
+            status = statuses.get(name)
+            if status == READY:
+                self._distributor.add_nodes([self._requested.pop(name)])
+                report.added.append(name)
+            elif status is None or status == FAILED:
+                del self._requested[name]
+                report.failed.append(name)
+                if status == FAILED:
+                    self._deleting.append(name)
+        self._deleting = [name for name in self._deleting if name in statuses]
+        lost = [name for name in self.nodes if name not in statuses and name not in self._static]
+        report.lost.extend(lost)
+        report.requeued.extend(self._remove(lost))
+        known = set(self.nodes) | set(self._requested) | set(self._deleting)
+        # Nodes the provider holds for us that no record names (a creation that
+        # raised after doing part of its work): give them back.
+        self._deleting.extend(name for name in statuses if name not in known)
+        for name in self._revocations:
+            if self._distributor.node_state(name).workloads:
+                moves = self._distributor.drain(name)
+                report.moved.update({load: node for load, node in moves.items() if node})
+
+    def _give_back(self, report: CycleReport) -> None:
+        names = list(self._deleting)
+        self._provider.delete_nodes(names)
+        self._deleting = []
+        report.deleted.extend(names)
+
+    def _place_pending(self, report: CycleReport) -> None:
+        if not self._pending:
+            return
+        result = self._distributor.attempt_assign_loads(self._pending)
+        report.placed.update({name: node for name, node in result.items() if node is not None})
+        self._pending = [load for load in self._pending if result[load.name] is None]
+
+    def _scale_up(self, report: CycleReport) -> None:
+        """Plan new nodes for the queue (and for work stuck on revoked nodes) and ask for them."""
+        self._marks["add"] = self._clock()
+        held = len(self._distributor.nodes) + len(self._requested) + len(self._deleting)
+        room = None if self._config["max_nodes"] is None else self._config["max_nodes"] - held
+        if room is not None and room <= 0:
+            return
+        trial = Distributor.from_dict(self._distributor.to_dict())
+        trial.add_nodes(list(self._requested.values()))
+        stuck: List[Workload] = []
+        for name in self._revocations:
+            loads = trial.node_state(name).workloads
+            stuck.extend(trial.workload(load) for load in loads)
+            trial.release_loads(loads)
+        plan = plan_scale_up(trial, stuck + list(self._pending), self._templates,
+                             max_new_nodes=room)
+        nodes = [Node(self._fresh_name(node.name), node.resources) for node in plan.new_nodes]
+        if not nodes:
+            return
+        self._requested.update((node.name, node) for node in nodes)
+        # Written before the provider is asked: after a crash, the node is
+        # adopted when ready, or forgotten when the provider never heard of it.
+        self._commit()
+        self._provider.create_nodes(list(nodes))
+        report.requested.extend(node.name for node in nodes)
+
+    def _scale_down(self, report: CycleReport) -> None:
+        """Give back the nodes the planner finds removable (static nodes stay)."""
+        self._marks["delete"] = self._clock()
+        nodes = self.nodes
+        limit = len(nodes) - self._config["min_nodes"]
+        if limit <= 0:
+            return
+        values = {name: value for name, value in self._values.items() if name in nodes}
+        plan = plan_scale_down(self._distributor, max_nodes=limit, values=values)
+        removing = [name for name in plan.removable if name not in self._static]
+        for name in list(removing):
+            moved = self._distributor.drain(name)
+            if any(node is None for node in moved.values()):
+                # The plan counted on a static node going too: keep this one.
+                removing.remove(name)
+                if name not in self._revocations:
+                    self._distributor.uncordon(name)
+                continue
+            self._distributor.remove_nodes([name])
+            self._forget(name)
+        if not removing:
+            return
+        self._deleting.extend(removing)
+        self._commit()
+        self._provider.delete_nodes(list(removing))
+        self._deleting = [name for name in self._deleting if name not in removing]
+        report.deleted.extend(removing)
+
+    # ----------------------------------------------------------- helpers
+
+    def _step(self, report: CycleReport, call: str, action: Callable[[], None]) -> None:
+        """Run ``action`` as one saved step; if it raises, undo it and report."""
+        try:
+            with self._change():
+                action()
+        except Exception as error:  # the provider may raise anything
+            report.errors.append(f"{call}: {type(error).__name__}: {error}")
+
+    @contextlib.contextmanager
+    def _change(self) -> Iterator[None]:
+        """Hold the lock; save the state after the block, or restore it if it raises."""
+        with self._lock:
+            before = self._committed
+            try:
+                yield
+            except BaseException:
+                self._apply(before)
+                self._commit()
+                raise
+            self._commit()
+
+    def _requeue_from(self, name: str) -> List[str]:
+        """Put the workloads on node ``name`` back at the front of the queue."""
+        loads = [self._distributor.workload(load)
+                 for load in self._distributor.node_state(name).workloads]
+        self._distributor.release_loads([load.name for load in loads])
+        self._pending[:0] = loads
+        return [load.name for load in loads]
+
+    def _remove(self, names: List[str]) -> List[str]:
+        """Remove nodes; place their work elsewhere or put it at the front of the queue."""
+        if not names:
+            return []
+        displaced: List[Workload] = []
+        for name in names:
+            displaced.extend(self._distributor.workload(load)
+                             for load in self._distributor.node_state(name).workloads)
+            self._forget(name)
+        moved = self._distributor.remove_nodes(names)
+        waiting = [load for load in displaced if moved[load.name] is None]
+        self._pending[:0] = waiting
+        return [load.name for load in waiting]
+
+    def _forget(self, name: str) -> None:
+        self._revocations.pop(name, None)
+        self._values.pop(name, None)
+        if name in self._static:
+            self._static.remove(name)
+
+    def _waiting(self) -> bool:
+        """Whether work waits: queued, or stuck on a node the provider is taking."""
+        return bool(self._pending) or any(self._distributor.node_state(name).workloads
+                                          for name in self._revocations)
+
+    def _has(self, name: str) -> bool:
+        try:
+            self._distributor.node_state(name)
+        except UnknownNameError:
+            return False
+        return True
+
+    def _due(self, kind: str) -> bool:
+        last = self._marks[kind]
+        return last is None or self._clock() - last >= self._config["intervals"][kind]
+
+    def _fresh_name(self, planned: str) -> str:
+        """A name never used by this manager, from the planned name's prefix.
+
+        Names are not reused, so a node the provider still remembers (a
+        failed one, one being given back) is never confused with a new one.
+        """
+        prefix = planned.rsplit("-", 1)[0]
+        taken = set(self.nodes) | set(self._requested) | set(self._deleting)
+        number = self._serial.get(prefix, 0)
+        while True:
+            number += 1
+            if f"{prefix}-{number}" not in taken:
+                self._serial[prefix] = number
+                return f"{prefix}-{number}"
+
+    # ---------------------------------------------------------- the state
+
+    def _parts(self) -> Dict[str, Any]:
+        return {"config": self._config, "distributor": self._distributor.to_dict(),
+                "static": list(self._static),
+                "pending": [_workload_json(load) for load in self._pending],
+                "requested": [_node_json(node) for node in self._requested.values()],
+                "deleting": list(self._deleting),
+                "revocations": dict(self._revocations),
+                "values": {k: to_json_quantity(v) for k, v in self._values.items()},
+                "marks": dict(self._marks), "serial": dict(self._serial)}
+
+    def _apply(self, parts: Mapping[str, Any]) -> None:
+        self._config = _copy(parts["config"])
+        self._templates = [_template_from_json(item) for item in self._config["templates"]]
+        self._distributor = Distributor.from_dict(parts["distributor"])
+        self._static = list(parts["static"])
+        self._pending = [_workload_from_json(item, "store: pending")
+                         for item in parts["pending"]]
+        self._requested = {item["name"]: _node_from_json(item) for item in parts["requested"]}
+        self._deleting = list(parts["deleting"])
+        self._revocations = dict(parts["revocations"])
+        self._values = {k: from_json_quantity(v, "store: values", decimal_strings=True)
+                        for k, v in parts["values"].items()}
+        self._marks = dict(parts["marks"])
+        self._serial = dict(parts["serial"])
+
+    def _commit(self) -> None:
+        parts = self._parts()
+        if parts == getattr(self, "_committed", None):
+            return  # nothing changed: no write, no fsync
+        self._store.save(parts)
+        self._committed = parts
+
+    def __repr__(self) -> str:
+        return (f"ElasticManager(nodes={len(self.nodes)}, creating={len(self._requested)}, "
+                f"placed={len(self._distributor.assignments)}, pending={len(self._pending)})")
+
+
+# ----------------------------------------------------------- validation
+
+def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, Any], Any]]:
+    """``(name, entry, max_wait_time)`` for each entry of an elasticslice node list."""
+    if isinstance(value, MappingABC):
+        if "nodelist" not in value:
+            raise InvalidInputError(f"{where}: missing (give a list, or a struct with 'nodelist')")
+        value = value["nodelist"]
+    if isinstance(value, (str, bytes)) or isinstance(value, MappingABC) \
+            or not isinstance(value, Iterable):
+        raise InvalidTypeError(f"{where}: expected a list of dicts, got {type(value).__name__}")
+    entries = []
+    for index, item in enumerate(value):
+        label = f"{where}[{index}]"
+        if not isinstance(item, MappingABC):
+            raise InvalidTypeError(f"{label}: expected a dict, got {type(item).__name__}")
+        name = item.get("client_id") or item.get("node_id")
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"{label}: needs a node_id or client_id (a non-empty string)")
+        seconds = item.get("max_wait_time")
+        if wait:
+            if "max_wait_time" not in item:
+                raise InvalidInputError(f"{label}: node {name!r}: missing field 'max_wait_time'")
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                    or math.isnan(seconds) or seconds < 0:
+                raise InvalidInputError(f"{label}: node {name!r}: max_wait_time must be a "
+                                        f"number of seconds, at least 0, got {seconds!r}")
+        entries.append((name, dict(item), seconds))
+    return entries
+
+
+def _flag(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{what}: expected true or false, got {type(value).__name__}")
+    return value
+
+
+def _intervals(value: Optional[Mapping[str, Any]]) -> Dict[str, float]:
+    intervals: Dict[str, float] = dict(DEFAULT_INTERVALS)
+    if value is None:
+        return intervals
+    if not isinstance(value, MappingABC):
+        raise InvalidTypeError(f"intervals: expected a mapping, got {type(value).__name__}")
+    for key, seconds in value.items():
+        if key not in intervals:
+            raise InvalidInputError(f"intervals: unknown key {key!r} (valid: add, delete)")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not 0 <= seconds < math.inf:
+            raise InvalidInputError(
+                f"intervals: {key}: expected a number of seconds, at least 0, got {seconds!r}")
+        intervals[key] = seconds
+    return intervals
+
+
+# ---------------------------------------------------------- plain data
+
+def _template_json(template: Any) -> Dict[str, Any]:
+    return {"name": template.prefix, "cost": to_json_quantity(template.cost),
+            "resources": {k: to_json_quantity(v) for k, v in template.shape.resources.items()}}
+
+
+def _template_from_json(data: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"name": data["name"],
+            "cost": from_json_quantity(data["cost"], "store: template cost",
+                                       decimal_strings=True),
+            "resources": {k: from_json_quantity(v, "store: template", decimal_strings=True)
+                          for k, v in data["resources"].items()}}
+
+
+def _node_json(node: Node) -> Dict[str, Any]:
+    return {"name": node.name,
+            "resources": {k: to_json_quantity(v) for k, v in node.resources.items()}}
+
+
+def _node_from_json(data: Mapping[str, Any]) -> Node:
+    return Node(data["name"], {k: from_json_quantity(v, "store: node", decimal_strings=True)
+                               for k, v in data["resources"].items()})
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of plain data (dicts, lists and scalars)."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value

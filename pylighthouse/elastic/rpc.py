@@ -1,0 +1,92 @@
+"""The elasticslice client endpoint: a manager's revocation calls over XML-RPC."""
+import threading
+from typing import Any, Callable, Dict, Tuple
+from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
+
+from ..errors import LighthouseException
+from .manager import ElasticManager
+
+__all__ = ["serve_rpc", "RPCServer", "SUCCESS", "BADARGS", "ERROR"]
+
+#: ProtoGENI response codes: the call worked.
+SUCCESS = 0
+#: The arguments were wrong.
+BADARGS = 1
+#: Something else went wrong.
+ERROR = 2
+
+
+class _Quiet(SimpleXMLRPCRequestHandler):
+    """A request handler that writes no log line per request."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class RPCServer(SimpleXMLRPCServer):
+    """A running XML-RPC server in a thread of its own (see :func:`serve_rpc`).
+
+    ``server_address`` is the ``(host, port)`` it listens on;
+    :meth:`shutdown` stops it and closes its socket.
+    """
+
+    def __init__(self, address: Tuple[str, int]):
+        super().__init__(address, requestHandler=_Quiet, allow_none=False,
+                         logRequests=False)
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True,
+                                        name="pylighthouse-rpc")
+
+    def start(self) -> "RPCServer":
+        self._thread.start()
+        return self
+
+    def shutdown(self) -> None:
+        """Stop serving, wait for the thread, close the socket."""
+        super().shutdown()
+        self._thread.join()
+        self.server_close()
+
+
+def serve_rpc(manager: ElasticManager, host: str = "127.0.0.1", port: int = 0) -> RPCServer:
+    """Serve ``manager``'s provider-facing methods over XML-RPC; return the running server.
+
+    The methods are elasticslice's: ``GetVersion``, ``NotifyDeletePending``,
+    ``NotifyDeleteComplete`` and ``SetResourceValues``, each taking one
+    struct (the last three with ``nodelist``). Each answers a ProtoGENI
+    response struct ``{"code": 0, "value": ..., "output": ""}``. Bad
+    parameters answer ``code`` 1 and the error message in ``output``; any
+    other failure code 2; a call never answers a fault with a traceback.
+    ``port=0`` picks a free port (read it from ``server_address``). The
+    manager's lock serialises these calls with its manage loop.
+    """
+    server = RPCServer((host, port))
+    methods: Dict[str, Callable[[Any], Any]] = {
+        "GetVersion": lambda params: manager.get_version(),
+        "NotifyDeletePending": manager.notify_delete_pending,
+        "NotifyDeleteComplete": manager.notify_delete_complete,
+        "SetResourceValues": manager.set_resource_values,
+    }
+    for name, method in methods.items():
+        server.register_function(_answering(method, name), name)
+    return server.start()
+
+
+def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[str, Any]]:
+    def call(params: Any = None, *extra: Any) -> Dict[str, Any]:
+        if extra:
+            return _response(BADARGS, "", f"{name}: takes one struct, got {1 + len(extra)} "
+                                          "arguments")
+        if name != "GetVersion" and not isinstance(params, dict):
+            return _response(BADARGS, "", f"{name}: expected a struct with 'nodelist'")
+        try:
+            value = method(params)
+        except LighthouseException as error:
+            return _response(BADARGS, "", f"{name}: {error}")
+        except Exception as error:  # never a fault: the caller gets a code
+            return _response(ERROR, "", f"{name}: {type(error).__name__}: {error}")
+        return _response(SUCCESS, value, "")
+    return call
+
+
+def _response(code: int, value: Any, output: str) -> Dict[str, Any]:
+    return {"code": code, "value": value, "output": output}

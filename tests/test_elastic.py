@@ -1,0 +1,568 @@
+"""The elastic manager: its cycle, the provider's calls, faults, the store, RPC and the CLI."""
+import json
+import os
+import subprocess
+import sys
+import xmlrpc.client
+from pathlib import Path
+
+import pytest
+
+from elastic_checks import check_books, check_live, check_provider
+from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError, Node,
+                          InvalidTypeError, LighthouseException, PrioritizedDistributor,
+                          RoundRobinDistributor, UnknownNameError, __version__)
+from pylighthouse.cli import main
+from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
+                                  SimulatedProvider, serve_rpc)
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "examples" / "elastic" / "demo.json"
+VM = {"name": "vm", "resources": {"cpu": 4, "mem": 8}}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def job(name, cpu=2, mem=None):
+    return {"name": name, "requirements": {"cpu": cpu, "mem": 2 * cpu if mem is None else mem}}
+
+
+def make(distributor=None, provider=None, **options):
+    provider = provider if provider is not None else SimulatedProvider()
+    options.setdefault("intervals", {"add": 10, "delete": 10})
+    options.setdefault("clock", Clock())
+    manager = ElasticManager(distributor if distributor is not None
+                             else PrioritizedDistributor([]), provider, [VM], **options)
+    return manager, provider
+
+
+def settle(manager, cycles=5):
+    return [manager.manage_once(force=True) for _ in range(cycles)]
+
+
+# ---------------------------------------------------------------- the cycle
+
+def test_submit_places_what_fits_and_queues_the_rest_in_order():
+    manager, _ = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 4,
+                                                                           "mem": 8}}]))
+    result = manager.submit([job("a", 3), job("b", 2), job("c", 1), job("d", 2)])
+    assert result == {"a": "n1", "b": None, "c": "n1", "d": None}
+    assert manager.pending == ("b", "d")
+    assert dict(manager.assignments) == {"a": "n1", "c": "n1"}
+    with pytest.raises(TypeError):
+        manager.assignments["x"] = "n1"
+
+
+def test_a_cycle_asks_for_nodes_adopts_them_when_ready_and_places_the_queue():
+    manager, provider = make(provider=SimulatedProvider(ready_after=1))
+    manager.submit([job("a", 3), job("b", 3), job("c", 2)])
+    first = manager.manage_once()
+    assert first.requested == ["vm-1", "vm-2", "vm-3"] == provider.created
+    assert first.added == [] and first.pending == ["a", "b", "c"]
+    assert manager.creating == ("vm-1", "vm-2", "vm-3")
+    second = manager.manage_once(force=True)
+    assert second.requested == [] and second.added == []  # still creating; nothing asked twice
+    third = manager.manage_once()
+    assert third.added == ["vm-1", "vm-2", "vm-3"]
+    assert third.placed == {"a": "vm-1", "b": "vm-2", "c": "vm-3"}
+    assert third.pending == [] and manager.creating == ()
+    check_books(manager)
+    assert set(third.to_dict()) == {"added", "failed", "requested", "placed", "moved",
+                                    "deleted", "lost", "requeued", "pending", "errors"}
+
+
+def test_scale_up_waits_for_the_add_interval_unless_forced():
+    clock = Clock()
+    manager, provider = make(provider=SimulatedProvider(fail=["vm-1", "vm-2"]), clock=clock)
+    manager.submit([job("a")])
+    assert manager.manage_once().requested == ["vm-1"]
+    report = manager.manage_once()
+    assert report.failed == ["vm-1"] and report.requested == []  # interval not passed
+    clock.now += 9
+    assert manager.manage_once().requested == []
+    clock.now += 1
+    assert manager.manage_once().requested == ["vm-2"]  # a new name: never reused
+    assert manager.manage_once(force=True).requested == ["vm-3"]
+    assert manager.manage_once().added == ["vm-3"]
+    assert manager.pending == () and provider.created == ["vm-1", "vm-2", "vm-3"]
+
+
+def test_failed_creations_are_given_back_and_retried_never_above_max_nodes():
+    provider = SimulatedProvider(fail=["vm-1", "vm-2", "vm-3", "vm-4"])
+    manager, _ = make(provider=provider, max_nodes=2)
+    manager.submit([job(f"j{i}", 4) for i in range(5)])
+    for _ in range(6):
+        manager.manage_once(force=True)
+        check_provider(manager, provider, 2)
+    assert provider.created[:4] == ["vm-1", "vm-2", "vm-3", "vm-4"]
+    assert set(provider.deleted) >= {"vm-1", "vm-2", "vm-3", "vm-4"}
+    assert len(manager.nodes) == 2 and len(manager.pending) == 3
+    check_live(manager, [f"j{i}" for i in range(5)])
+
+
+def test_capacity_of_the_provider_fails_creations_beyond_it():
+    provider = SimulatedProvider(capacity=1)
+    manager, _ = make(provider=provider)
+    manager.submit([job("a", 4), job("b", 4)])
+    assert manager.manage_once().requested == ["vm-1", "vm-2"]
+    report = manager.manage_once()
+    assert report.added == ["vm-1"] and report.failed == ["vm-2"]
+
+
+def test_scale_down_gives_idle_nodes_back_keeping_min_nodes():
+    clock = Clock()
+    manager, provider = make(enable_delete=True, min_nodes=1, clock=clock)
+    manager.submit([job(f"j{i}", 4) for i in range(3)])
+    settle(manager, 2)
+    assert len(manager.nodes) == 3
+    manager.finish(["j0", "j1"])
+    report = manager.manage_once()
+    assert report.deleted == []  # the delete interval has not passed
+    clock.now += 10
+    report = manager.manage_once()
+    assert sorted(report.deleted) == ["vm-1", "vm-2"] and manager.nodes == ("vm-3",)
+    assert provider.held == {"vm-3": "ready"}
+    manager.finish("j2")
+    assert manager.manage_once(force=True).deleted == []  # min_nodes=1 stays
+
+
+def test_scale_down_never_gives_back_static_nodes():
+    static = PrioritizedDistributor([{"name": "base", "resources": {"cpu": 4, "mem": 8}}])
+    manager, provider = make(static, enable_delete=True)
+    manager.submit([job("a", 4), job("b", 4)])
+    settle(manager, 2)
+    manager.finish(["a", "b"])
+    report = manager.manage_once(force=True)
+    assert report.deleted == ["vm-1"] and manager.nodes == ("base",)
+    assert "base" not in provider.deleted
+
+
+def test_scale_down_uses_the_resource_values():
+    manager, provider = make(enable_delete=True, min_nodes=1)
+    manager.submit([job("a", 4), job("b", 4)])
+    settle(manager, 2)
+    manager.finish(["a", "b"])
+    assert manager.set_resource_values([{"node_id": "vm-2", "value": 0.9},
+                                        {"node_id": "vm-1", "value": 0.1}]) == \
+        {"vm-2": 0.9, "vm-1": 0.1}
+    assert manager.manage_once(force=True).deleted == ["vm-2"]
+
+
+def test_finish_releases_placed_and_drops_pending_work():
+    manager, _ = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 4,
+                                                                           "mem": 8}}]))
+    manager.submit([job("a", 4), job("b", 4)])
+    assert manager.finish(["a", "b"]) == {"a": "n1", "b": None}
+    assert manager.pending == () and dict(manager.assignments) == {}
+    check_books(manager)
+
+
+# ------------------------------------------------------------- bad input
+
+def test_bad_submissions_raise_naming_the_item_and_queue_nothing():
+    manager, _ = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 2,
+                                                                           "mem": 8}}]))
+    manager.submit([job("a", 2), job("b", 2)])
+    before = manager._parts()
+    with pytest.raises(DuplicateNameError, match=r"workloads\[1\]: workload 'b': already pend"):
+        manager.submit([job("c"), job("b")])
+    with pytest.raises(DuplicateNameError, match="'a'"):
+        manager.submit([job("c"), job("a")])
+    with pytest.raises(InvalidTypeError, match="cpu"):
+        manager.submit([job("c"), {"name": "d", "requirements": {"cpu": "x"}}])
+    with pytest.raises(UnknownNameError, match="'zz'"):
+        manager.finish(["a", "zz"])
+    with pytest.raises(DuplicateNameError, match="twice"):
+        manager.finish(["a", "a"])
+    assert manager._parts() == before
+
+
+@pytest.mark.parametrize("nodelist, message", [
+    ([{"node_id": "vm-1", "value": 1.5}], r"nodelist\[0\]: node 'vm-1': value must be from 0"),
+    ([{"node_id": "vm-1", "value": "high"}], "value"),
+    ([{"value": 0.5}], r"nodelist\[0\]: needs a node_id or client_id"),
+    ([{"node_id": "vm-1"}], "missing field 'value'"),
+    ("vm-1", "expected a list of dicts"),
+    ({"nodes": []}, "missing"),
+])
+def test_bad_resource_values_raise_and_keep_nothing(nodelist, message):
+    manager, _ = make()
+    with pytest.raises(LighthouseException, match=message):
+        manager.set_resource_values(nodelist)
+    assert manager.set_resource_values([]) == {}
+
+
+def test_bad_settings_are_refused():
+    provider = SimulatedProvider()
+    with pytest.raises(InvalidInputError, match="templates"):
+        ElasticManager(PrioritizedDistributor([]), provider, [])
+    with pytest.raises(InvalidInputError, match="max_nodes"):
+        ElasticManager(PrioritizedDistributor([]), provider, VM, min_nodes=3, max_nodes=2)
+    with pytest.raises(InvalidInputError, match="intervals: unknown key 'renew'"):
+        ElasticManager(PrioritizedDistributor([]), provider, VM, intervals={"renew": 1})
+    with pytest.raises(InvalidTypeError, match="distributor"):
+        ElasticManager([], provider, VM)
+    with pytest.raises(InvalidInputError, match="ready_after"):
+        SimulatedProvider(ready_after=-1)
+
+
+# -------------------------------------------------------------- revocations
+
+def test_delete_pending_drains_the_node_and_answers_zero_once_it_is_empty():
+    manager, provider = make(RoundRobinDistributor([]))
+    manager.submit([job("a", 4), job("b", 2)])
+    settle(manager, 2)
+    assert sorted(manager.nodes) == ["vm-1", "vm-2"]
+    on_two = [load for load, node in manager.assignments.items() if node == "vm-2"]
+    assert on_two == ["b"]
+    reply = manager.notify_delete_pending({"nodelist": [
+        {"node_id": "urn:vm-2", "client_id": "vm-2", "max_wait_time": 300}]})
+    assert reply == [{"node_id": "urn:vm-2", "client_id": "vm-2", "max_wait_time": 300}]
+    # b could not move (vm-1 is full): it stays, and the manager asks for a node for it
+    assert manager.assignments["b"] == "vm-2"
+    report = manager.manage_once(force=True)
+    assert report.requested == ["vm-3"]
+    report = manager.manage_once()
+    assert report.added == ["vm-3"] and report.moved == {"b": "vm-3"}
+    assert manager.assignments["b"] == "vm-3"
+    reply = manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 240}])
+    assert reply == [{"node_id": "vm-2", "max_wait_time": 0}]
+    manager.submit([job("c", 1)])
+    assert manager.assignments["c"] != "vm-2"  # cordoned
+    check_books(manager)
+
+
+def test_a_revocation_during_a_drain_requeues_the_rest_at_the_front():
+    manager, provider = make(RoundRobinDistributor([]), max_nodes=2)
+    manager.submit([job("a", 4), job("b", 2), job("c", 2)])
+    settle(manager, 2)
+    assert manager.assignments["b"] == manager.assignments["c"] == "vm-2"
+    manager.submit([job("d", 4)])
+    assert manager.pending == ("d",)
+    manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 60}])
+    assert manager.assignments["b"] == "vm-2"  # nowhere to go yet
+    reply = manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 0}])
+    assert reply == [{"node_id": "vm-2", "max_wait_time": 0}]
+    assert manager.pending == ("b", "c", "d")
+    provider.revoke(["vm-2"])
+    assert manager.notify_delete_complete([{"node_id": "vm-2"}]) == ["vm-2"]
+    assert manager.notify_delete_complete([{"node_id": "vm-2"}]) == []  # idempotent
+    assert manager.notify_delete_complete([{"node_id": "unknown"}]) == []
+    assert manager.nodes == ("vm-1",)
+    check_live(manager, "abcd")
+    check_books(manager)
+
+
+def test_delete_complete_places_displaced_work_elsewhere_or_requeues_it():
+    manager, provider = make(PrioritizedDistributor([]))
+    manager.submit([job("a", 2), job("b", 4)])
+    settle(manager, 2)
+    node_a = manager.assignments["a"]
+    provider.revoke([node_a])
+    manager.notify_delete_complete([{"client_id": node_a, "node_id": "x"}])
+    check_live(manager, "ab")
+    check_books(manager)
+
+
+def test_a_node_taken_without_notice_is_lost_and_its_work_requeued():
+    manager, provider = make(PrioritizedDistributor([]), max_nodes=1)
+    manager.submit([job("a", 4)])
+    settle(manager, 2)
+    provider.revoke(["vm-1"])
+    report = manager.manage_once()
+    assert report.lost == ["vm-1"] and report.requeued == ["a"] and report.pending == ["a"]
+    report = manager.manage_once(force=True)
+    assert report.requested == ["vm-2"]
+    assert manager.manage_once().placed == {"a": "vm-2"}
+
+
+# -------------------------------------------------------------- provider faults
+
+@pytest.mark.parametrize("method", ["create_nodes", "poll"])
+def test_a_provider_call_that_raises_leaves_the_step_undone_and_is_reported(method):
+    manager, provider = make()
+    manager.submit([job("a")])
+    before = manager._parts()
+    provider.fail_next(method)
+    report = manager.manage_once()
+    assert report.errors == [f"{method}: ProviderError: {method}: injected failure"]
+    after = manager._parts()
+    if method == "create_nodes":
+        assert report.requested == []
+        # the attempt counts for the interval only if it was made: it was undone
+        assert after == before and manager.creating == ()
+        assert provider.held == {}
+    else:
+        # a failed poll changes nothing; the rest of the cycle still runs
+        assert report.requested == ["vm-1"]
+        assert after["requested"] == [{"name": "vm-1", "resources": {"cpu": 4, "mem": 8}}]
+    report = manager.manage_once(force=True)
+    assert report.errors == []
+    settle(manager, 2)
+    assert manager.pending == ()
+
+
+def test_a_failed_delete_undoes_the_scale_down_and_is_retried():
+    manager, provider = make(enable_delete=True)
+    manager.submit([job("a")])
+    settle(manager, 2)
+    manager.finish("a")
+    before = manager._parts()
+    provider.fail_next("delete_nodes")
+    report = manager.manage_once(force=True)
+    assert report.errors == ["delete_nodes: ProviderError: delete_nodes: injected failure"]
+    assert report.deleted == [] and manager.nodes == ("vm-1",)
+    after = manager._parts()
+    assert after["distributor"] == before["distributor"] and after["deleting"] == []
+    assert manager.manage_once(force=True).deleted == ["vm-1"]
+    assert provider.held == {}
+
+
+def test_a_provider_raising_anything_is_reported_not_raised():
+    class Broken(SimulatedProvider):
+        def create_nodes(self, nodes):
+            raise OSError("cloud unreachable")
+
+    manager, _ = make(provider=Broken())
+    manager.submit([job("a")])
+    assert manager.manage_once().errors == ["create_nodes: OSError: cloud unreachable"]
+    assert manager.creating == ()
+
+
+def test_the_simulated_provider_takes_fail_as_any_iterable():
+    provider = SimulatedProvider(fail=(name for name in ["vm-1"]))
+    provider.create_nodes([Node("vm-1", {}), Node("vm-2", {})])
+    assert provider.poll() == {"vm-1": "failed", "vm-2": "ready"}
+    with pytest.raises(InvalidTypeError, match="fail"):
+        SimulatedProvider(fail="vm-1")
+
+
+def test_the_simulated_provider_is_a_provider():
+    assert isinstance(SimulatedProvider(), Provider)
+    with pytest.raises(InvalidInputError, match="no provider method"):
+        SimulatedProvider().fail_next("renew")
+
+
+# ------------------------------------------------------------------ the store
+
+def test_a_store_resumes_every_part_of_the_state(tmp_path):
+    path = str(tmp_path / "manager.db")
+    clock = Clock()
+    provider = SimulatedProvider(ready_after=2, path=str(tmp_path / "provider.json"))
+    manager = ElasticManager(BinPackDistributor({"cpu": 1}, []), provider, [VM],
+                             min_nodes=1, max_nodes=5, enable_delete=True,
+                             intervals={"add": 7, "delete": 9}, store=path, clock=clock)
+    manager.submit([job("a", 3), job("b", 3), job("c", 0.1)])
+    manager.manage_once()
+    manager.set_resource_values([{"node_id": "vm-1", "value": 0.25}])
+    parts = manager._parts()
+    manager.close()
+    resumed = SimulatedProvider(ready_after=2, path=str(tmp_path / "provider.json"))
+    assert resumed.held == provider.held
+    again = ElasticManager.open(path, resumed, clock=clock)
+    assert again._parts() == parts
+    assert again.pending == ("a", "b", "c") and again.creating == ("vm-1", "vm-2")
+    assert again.settings["intervals"] == {"add": 7, "delete": 9}
+    assert again.distributor.strategy == "BinPack"
+    with pytest.raises(InvalidInputError, match="already holds a manager"):
+        ElasticManager(PrioritizedDistributor([]), provider, [VM], store=path)
+    with pytest.raises(InvalidInputError, match="holds no manager"):
+        ElasticManager.open(str(tmp_path / "empty.db"), provider)
+
+
+def test_the_store_commits_before_the_call_returns(tmp_path):
+    import sqlite3
+
+    path = str(tmp_path / "manager.db")
+    manager, _ = make(store=path)
+    manager.submit([job("a")])
+    # another connection, as another process would, sees the queued workload
+    with sqlite3.connect(path) as other:
+        body = other.execute("SELECT body FROM state WHERE part = 'pending'").fetchone()[0]
+        mode = other.execute("PRAGMA journal_mode").fetchone()[0]
+    assert [item["name"] for item in json.loads(body)] == ["a"]
+    assert mode == "wal"
+
+
+# ----------------------------------------------------------------- version, RPC
+
+def test_get_version():
+    manager, _ = make()
+    assert manager.get_version() == {"version": __version__, "api": API_VERSION}
+
+
+def test_rpc_answers_protogeni_structs_and_never_faults():
+    manager, provider = make(RoundRobinDistributor([]))
+    manager.submit([job("a", 4)])
+    settle(manager, 2)
+    server = serve_rpc(manager)
+    try:
+        host, port = server.server_address[:2]
+        proxy = xmlrpc.client.ServerProxy(f"http://{host}:{port}/")
+        assert proxy.GetVersion({}) == {"code": 0, "value": manager.get_version(),
+                                        "output": ""}
+        answer = proxy.NotifyDeletePending({"nodelist": [{"node_id": "vm-1",
+                                                          "max_wait_time": 0}]})
+        assert answer == {"code": 0, "value": [{"node_id": "vm-1", "max_wait_time": 0}],
+                          "output": ""}
+        assert manager.pending == ("a",)
+        answer = proxy.SetResourceValues({"nodelist": [{"node_id": "vm-1", "value": 2}]})
+        assert answer["code"] == 1 and "value must be from 0 to 1" in answer["output"]
+        answer = proxy.NotifyDeleteComplete({"nodelist": [{"node_id": "vm-1"}]})
+        assert answer == {"code": 0, "value": ["vm-1"], "output": ""}
+        assert proxy.NotifyDeleteComplete("vm-1")["code"] == 1
+        assert proxy.NotifyDeletePending({"nodelist": [{"node_id": "x"}]})["code"] == 1
+        assert proxy.NotifyDeletePending({}, {})["code"] == 1
+    finally:
+        server.shutdown()
+    check_live(manager, "a")
+
+
+# ------------------------------------------------------------------------ CLI
+
+def test_the_demo_is_deterministic_and_keeps_every_workload(capsys):
+    assert main(["manage", str(DEMO), "--simulate"]) == 0
+    first = capsys.readouterr().out
+    assert main(["manage", str(DEMO), "--simulate"]) == 0
+    assert capsys.readouterr().out == first
+    lines = first.splitlines()
+    assert lines[0].startswith("cycle   0: nodes  0  creating  1  pending   2")
+    summary = json.loads(lines[-1].split(": ", 1)[1])
+    trace = json.loads((DEMO).read_text())["simulation"]
+    assert summary["finished"] + summary["running"] + summary["pending"] == len(trace["trace"])
+    assert summary["peak_nodes"] <= 4
+    assert any("failed vm-2" in line for line in lines)
+    assert any("revoked vm-1" in line for line in lines)
+
+
+def test_the_demo_with_a_store_leaves_a_manager_to_resume(tmp_path, capsys):
+    store = str(tmp_path / "demo.db")
+    config = str(DEMO)
+    assert main(["manage", config, "--simulate", "--cycles", "5", "--store", store]) == 0
+    capsys.readouterr()
+    provider = SimulatedProvider(path=store + ".provider.json")
+    manager = ElasticManager.open(store, provider)
+    check_provider(manager, provider, 4)
+    check_books(manager)
+    assert manager.nodes and set(manager.pending) | set(manager.assignments)
+    manager.close()
+    assert main(["manage", config, "--simulate", "--store", store]) == 2
+    assert "give it a new file" in capsys.readouterr().err
+
+
+def test_manage_without_a_provider_explains(tmp_path, capsys):
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"templates": [VM]}))
+    assert main(["manage", str(config)]) == 2
+    assert "provider" in capsys.readouterr().err
+    config.write_text(json.dumps({"templates": [VM], "strategy": "BinPack"}))
+    assert main(["manage", str(config), "--simulate"]) == 2
+    assert "rubric" in capsys.readouterr().err
+    config.write_text(json.dumps({"template": [VM]}))
+    assert main(["manage", str(config)]) == 2
+    assert "unknown field 'template'" in capsys.readouterr().err
+    assert main(["manage", str(config), "--rpc", "nowhere"]) == 2
+
+
+def test_manage_loads_the_configs_provider_and_serves_rpc(tmp_path):
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({
+        "templates": [VM], "intervals": {"add": 0, "delete": 0},
+        "provider": "pylighthouse.elastic:SimulatedProvider",
+        "provider_options": {"ready_after": 0}}))
+    done = subprocess.run(
+        [sys.executable, "-m", "pylighthouse", "manage", str(config), "--cycles", "2",
+         "--rpc", "127.0.0.1:0"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("rpc: serving on 127.0.0.1:")
+
+
+def test_cycle_report_to_dict_copies():
+    report = CycleReport(added=["n"], placed={"a": "n"})
+    data = report.to_dict()
+    data["added"].append("m")
+    assert report.added == ["n"]
+
+
+def test_the_docs_demo_prints_what_the_docs_show():
+    from test_cli import console_examples
+
+    examples = console_examples(ROOT / "docs" / "elastic.rst")
+    assert len(examples) == 1
+    for command, shown in examples:
+        words = command.split()
+        assert words[0] == "pylighthouse"
+        done = subprocess.run([sys.executable, "-m", "pylighthouse", *words[1:]], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip("\n") == shown
+
+
+def test_the_lock_serialises_rpc_calls_with_the_manage_loop():
+    import threading
+
+    manager, provider = make(RoundRobinDistributor([]), max_nodes=4,
+                             intervals={"add": 0, "delete": 0}, enable_delete=True)
+    loop = threading.Thread(target=manager.manage, kwargs={"period": 0.001})
+    server = serve_rpc(manager)
+    loop.start()
+    try:
+        proxy = xmlrpc.client.ServerProxy("http://%s:%d/" % server.server_address[:2])
+        live = set()
+        for round_ in range(30):
+            names = [f"j{round_}-{n}" for n in range(3)]
+            manager.submit([job(name, 1 + n % 3) for n, name in enumerate(names)])
+            live.update(names)
+            nodes = manager.nodes
+            if nodes and round_ % 5 == 4:
+                node = nodes[round_ % len(nodes)]
+                provider.revoke([node])
+                entry = {"nodelist": [{"node_id": node, "max_wait_time": 0}]}
+                assert proxy.NotifyDeletePending(entry)["code"] == 0
+                assert proxy.NotifyDeleteComplete(entry)["code"] == 0
+            if round_ % 3 == 2:
+                done = sorted(live)[:2]
+                manager.finish(done)
+                live.difference_update(done)
+    finally:
+        manager.stop()
+        loop.join(30)
+        server.shutdown()
+    assert not loop.is_alive()
+    check_live(manager, live)
+    check_books(manager)
+    check_provider(manager, provider, 4)
+
+
+def test_a_node_no_record_names_is_given_back():
+    manager, provider = make()
+    provider.create_nodes([Node("stray", {"cpu": 1})])
+    report = manager.manage_once()
+    assert report.deleted == ["stray"] and provider.held == {}
+    assert manager.nodes == ()
+
+
+def test_a_request_the_provider_never_heard_of_is_forgotten_and_retried():
+    class Deaf(SimulatedProvider):
+        """Loses the first request, as when the manager died before asking."""
+
+        def create_nodes(self, nodes):
+            if self.created:
+                super().create_nodes(nodes)
+            else:
+                self.created.append("(lost)")
+
+    manager, provider = make(provider=Deaf())
+    manager.submit([job("a")])
+    assert manager.manage_once().requested == ["vm-1"]
+    report = manager.manage_once(force=True)
+    assert report.failed == ["vm-1"] and report.requested == ["vm-2"]
+    assert manager.manage_once().placed == {"a": "vm-2"}
