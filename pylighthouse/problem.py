@@ -14,7 +14,7 @@ distributors' business: nothing here decides where a workload goes.
 import json
 import re
 from decimal import Decimal
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
 import attr
 
@@ -176,21 +176,35 @@ def check_problem(data: Any) -> List[str]:
     return [str(error) for error in reader.errors]
 
 
+def new_distributor(strategy: str, nodes: Iterable[Any],
+                    rubric: Optional[Any] = None) -> Distributor:
+    """Return an empty-handed distributor of ``strategy`` (any letter case) over ``nodes``.
+
+    ``rubric`` is required by BinPack, optional for BestFit and ignored by
+    the strategies that do not score.
+
+    Raises:
+        InvalidInputError: unknown strategy, or BinPack without a rubric.
+
+    Cost: that of the strategy's ``from_list``.
+    """
+    cls = distributor_class(strategy)
+    if cls is BinPackDistributor:
+        if rubric is None:
+            raise InvalidInputError("rubric: the BinPack strategy needs a rubric")
+        return BinPackDistributor(rubric, nodes)
+    if cls is BestFitDistributor:
+        return BestFitDistributor(nodes, rubric)
+    return cls(nodes)
+
+
 def build_distributor(problem: Problem) -> Distributor:
     """Return a new distributor of the problem's strategy over its nodes,
     with the workloads already running on them recorded.
 
     Cost: O(N x R + running workloads x R).
     """
-    cls = distributor_class(problem.strategy)
-    if cls is BinPackDistributor:
-        if problem.rubric is None:
-            raise InvalidInputError("rubric: the BinPack strategy needs a rubric")
-        distributor: Distributor = BinPackDistributor(problem.rubric, problem.nodes)
-    elif cls is BestFitDistributor:
-        distributor = BestFitDistributor(problem.nodes, problem.rubric)
-    else:
-        distributor = cls(problem.nodes)
+    distributor = new_distributor(problem.strategy, problem.nodes, problem.rubric)
     for node, workloads in problem.running.items():
         distributor.record_running(node, workloads)
     return distributor

@@ -470,6 +470,19 @@ def test_manage_without_a_provider_explains(tmp_path, capsys):
     assert main(["manage", str(config), "--rpc", "nowhere"]) == 2
 
 
+@pytest.mark.parametrize("strategy, rubric", [
+    ("BestFit", None), ("BestFit", {"cpu": 1}), ("BinPack", {"cpu": 1}), ("Prioritized", None)])
+def test_manage_builds_every_strategy_from_its_config(tmp_path, capsys, strategy, rubric):
+    config = tmp_path / "c.json"
+    data = dict(json.loads(DEMO.read_text()), strategy=strategy)
+    data.pop("rubric", None)
+    if rubric is not None:
+        data["rubric"] = rubric
+    config.write_text(json.dumps(data))
+    assert main(["manage", str(config), "--simulate", "--cycles", "3"]) == 0
+    assert capsys.readouterr().out.startswith("cycle   0:")
+
+
 def test_manage_loads_the_configs_provider_and_serves_rpc(tmp_path):
     config = tmp_path / "c.json"
     config.write_text(json.dumps({

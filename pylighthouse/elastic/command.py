@@ -8,9 +8,10 @@ from typing import IO, Any, Dict, List, Optional, Tuple
 
 import attr
 
-from ..distributors import BinPackDistributor, Distributor, distributor_class
+from ..distributors import Distributor
 from ..errors import InvalidInputError, InvalidTypeError
 from ..model import Node, Workload
+from ..problem import new_distributor
 from .manager import ElasticManager
 from .provider import Provider, SimulatedProvider
 from .rpc import serve_rpc
@@ -89,13 +90,11 @@ def _cycle(value: Any, where: str) -> int:
 
 
 def _distributor(config: Dict[str, Any]) -> Distributor:
-    cls = distributor_class(config["strategy"])
-    nodes = Node.from_list(config.get("nodes", []))
-    if "rubric" in config:
-        return cls(config["rubric"], nodes)  # type: ignore[call-arg]
-    if cls is BinPackDistributor:
-        raise InvalidInputError("config: rubric: the BinPack strategy needs a rubric")
-    return cls(nodes)
+    try:
+        return new_distributor(config["strategy"], Node.from_list(config.get("nodes", [])),
+                               config.get("rubric"))
+    except InvalidInputError as error:
+        raise InvalidInputError(f"config: {error}") from None
 
 
 def _manager(config: Dict[str, Any], provider: Provider, store: Optional[str],
