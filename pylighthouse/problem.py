@@ -14,7 +14,7 @@ distributors' business: nothing here decides where a workload goes.
 import json
 import re
 from decimal import Decimal
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type, Union
 
 import attr
 
@@ -59,24 +59,37 @@ class Problem:
     partial: Optional[bool] = None
 
 
-@attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
+@attr.s(frozen=True, slots=True, kw_only=True)
 class Outcome:
     """What :func:`solve` found.
 
     ``assignments`` maps every workload of the problem, in order, to its node
     or ``None``; ``unplaced`` maps each workload left without a node to a
     one-line reason; ``distributor`` holds the final state (for reports).
+
+    ``unplaced`` may also be given as a function returning that mapping:
+    it is then called the first time ``unplaced`` is read (after a failed
+    all-or-nothing call, finding the reasons costs a second placement, which
+    the JSON answer does not need).
     """
 
-    partial: bool
-    assignments: Mapping[str, Optional[str]]
-    unplaced: Mapping[str, str]
-    distributor: Distributor
+    partial: bool = attr.ib()
+    assignments: Mapping[str, Optional[str]] = attr.ib()
+    _unplaced: Union[Mapping[str, str], Callable[[], Mapping[str, str]]] = attr.ib(eq=False)
+    distributor: Distributor = attr.ib()
+
+    @property
+    def unplaced(self) -> Mapping[str, str]:
+        """Each workload left without a node, with its one-line reason."""
+        if callable(self._unplaced):
+            object.__setattr__(self, "_unplaced", self._unplaced())
+        assert not callable(self._unplaced)
+        return self._unplaced
 
     @property
     def successful(self) -> bool:
-        """Whether every workload was placed."""
-        return not self.unplaced
+        """Whether every workload was placed (read from the assignments)."""
+        return all(node is not None for node in self.assignments.values())
 
     def to_dict(self) -> Dict[str, Any]:
         """Return the answer of the HTTP endpoint for this outcome.
@@ -201,9 +214,21 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
     failed all-or-nothing call, the workloads that would have found a node
     are said to be held back.
 
+    Raises:
+        InvalidTypeError: ``problem`` is not a :class:`Problem` (for JSON,
+            call :func:`load_problem` first).
+
     Cost: that of :meth:`~pylighthouse.Distributor.attempt_assign_loads`,
-    plus O(N x R) per unplaced workload for its explanation.
+    plus, when some workload is left over, O(N x R) for each distinct
+    (requirements, immunities) among them (see
+    :meth:`~pylighthouse.Distributor.explain_all`). After a failed
+    all-or-nothing call the reasons are found only when
+    :attr:`Outcome.unplaced` is first read, at the cost of a partial
+    placement on a scratch distributor.
     """
+    if not isinstance(problem, Problem):
+        raise InvalidTypeError(
+            f"problem: expected a Problem (from load_problem), got {type(problem).__name__}")
     if partial is None:
         partial = bool(problem.partial)
     distributor = build_distributor(problem)
@@ -212,12 +237,18 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
         return Outcome(partial=partial, assignments=assignments, unplaced={},
                        distributor=distributor)
     if partial:
-        unplaced = {load.name: str(distributor.explain(load))
-                    for load in problem.workloads if assignments[load.name] is None}
-    else:
-        unplaced = _blockers(problem)
-    return Outcome(partial=partial, assignments=assignments, unplaced=unplaced,
-                   distributor=distributor)
+        unplaced = _reasons(distributor, [load for load in problem.workloads
+                                          if assignments[load.name] is None])
+        return Outcome(partial=partial, assignments=assignments, unplaced=unplaced,
+                       distributor=distributor)
+    return Outcome(partial=partial, assignments=assignments,
+                   unplaced=lambda: _blockers(problem), distributor=distributor)
+
+
+def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
+    """Each workload's one-line explanation, computed once per shape."""
+    return {name: str(explanation)
+            for name, explanation in distributor.explain_all(loads).items()}
 
 
 def _blockers(problem: Problem) -> Dict[str, str]:
@@ -225,12 +256,11 @@ def _blockers(problem: Problem) -> Dict[str, str]:
     distributor, explain the workloads left over, and hold back the rest."""
     trial = build_distributor(problem)
     result = trial.attempt_assign_loads(problem.workloads)
-    stuck = [name for name, node in result.items() if node is None]
+    stuck = [load for load in problem.workloads if result[load.name] is None]
     held = (f"held back: the call is all-or-nothing and {len(stuck)} "
             f"workload{'s' if len(stuck) > 1 else ''} found no node")
-    by_name = {load.name: load for load in problem.workloads}
-    return {name: str(trial.explain(by_name[name])) if node is None else held
-            for name, node in result.items()}
+    reasons = _reasons(trial, stuck)
+    return {name: reasons.get(name, held) for name in result}
 
 
 def _parsed(data: Any) -> Any:
