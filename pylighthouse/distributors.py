@@ -864,12 +864,11 @@ class BinPackDistributor(Distributor):
         # Biggest score first, ties by name. Workloads come in a few flavours:
         # each distinct set of the rubric's quantities is scored once, and the
         # workloads are grouped by score, so that only names are sorted.
-        score = self._rubric.score
-        resources = tuple(self._rubric.weights)
-        scores: Dict[Tuple[Optional[Decimal], ...], Decimal] = {}
+        score, relevant = self._rubric.score, self._rubric.relevant
+        scores: Dict[Tuple[Tuple[str, Decimal], ...], Decimal] = {}
         groups: Dict[Decimal, List[Workload]] = {}
         for load in workloads:
-            quantities = tuple(map(load.requirements.get, resources))
+            quantities = relevant(load.requirements)
             size = scores.get(quantities)
             if size is None:
                 size = scores[quantities] = score(load.requirements)
