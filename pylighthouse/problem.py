@@ -33,11 +33,12 @@ __all__ = ["Problem", "Outcome", "parse_json", "load_problem", "check_problem",
 #: numbers would need millions of digits, which a service cannot afford.
 MAX_EXPONENT = 300
 
-_PROBLEM_FIELDS = ("nodes", "workloads", "strategy", "rubric", "partial")
+_PROBLEM_FIELDS = ("nodes", "workloads", "strategy", "rubric", "partial", "$schema")
 _NODE_FIELDS = ("name", "id", "resources", "workloads")
 _WORKLOAD_FIELDS = ("name", "id", "requirements", "immunities", "tolerations",
                     "aversion_groups")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -109,25 +110,32 @@ class Outcome:
 def parse_json(text: Union[str, bytes], where: str = "problem") -> Any:
     """Parse JSON text, keeping decimals exact (``0.1`` is ``Decimal('0.1')``).
 
-    Bytes must be UTF-8. ``NaN`` and ``Infinity`` literals are refused: they
-    are not JSON (write the strings ``"inf"`` or ``"-inf"`` instead).
+    Bytes must be UTF-8. The text is read strictly: an object that repeats a
+    key, and the ``NaN`` and ``Infinity`` literals (not JSON: write the
+    strings ``"inf"`` or ``"-inf"`` instead), are refused, naming the JSON
+    path where they are. Use it for problems and for distributor snapshots.
 
     Raises:
-        InvalidInputError: the text is not JSON; the message starts with
-            ``where`` and says where the text went wrong.
+        InvalidTypeError: ``text`` is neither a string nor bytes.
+        InvalidInputError: the text is not strict JSON; the message starts
+            with ``where`` and says where the text went wrong.
+
+    Cost: linear in the length of the text.
     """
-    if isinstance(text, (bytes, bytearray)):
+    if isinstance(text, (bytes, bytearray, memoryview)):
         try:
             text = bytes(text).decode("utf-8-sig")
         except UnicodeDecodeError as error:
             raise InvalidInputError(
                 f"{where}: not UTF-8 text (byte {error.start})") from None
+    if not isinstance(text, str):
+        raise InvalidTypeError(
+            f"{where}: expected JSON text (str or bytes), got {type(text).__name__}")
+    flaws: List[Any] = []
     try:
-        return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
-    except _ConstantError as error:
-        raise InvalidInputError(
-            f"{where}: invalid JSON: {error.args[0]} is not JSON; "
-            f'write the strings "inf" or "-inf" for infinities') from None
+        parsed = json.loads(text, parse_float=Decimal,
+                            parse_constant=lambda name: _flaw(flaws, _Constant(name)),
+                            object_pairs_hook=lambda pairs: _object(flaws, pairs))
     except json.JSONDecodeError as error:
         raise InvalidInputError(
             f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
@@ -138,20 +146,75 @@ def parse_json(text: Union[str, bytes], where: str = "problem") -> Any:
         reason = ("nested too deeply" if isinstance(error, RecursionError)
                   else "a number is too long or too large")
         raise InvalidInputError(f"{where}: invalid JSON: {reason}") from None
+    if flaws:
+        try:
+            path, message = _first_flaw(parsed, "")
+        except RecursionError:
+            raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
+        raise InvalidInputError(f"{where}: invalid JSON: {path or 'the document'}: {message}")
+    return parsed
 
 
-class _ConstantError(Exception):
-    pass
+class _Constant:
+    """Where the text held ``NaN`` or ``Infinity``: found again by its path."""
+
+    def __init__(self, name: str):
+        self.name = name
 
 
-def _refuse_constant(name: str) -> Any:
-    raise _ConstantError(name)
+class _Repeated:
+    """Where an object repeated a key: its pairs, in the order written."""
+
+    def __init__(self, pairs: List[Tuple[str, Any]]):
+        self.pairs = pairs
 
 
-def load_problem(data: Any) -> Problem:
+def _flaw(flaws: List[Any], flaw: Any) -> Any:
+    flaws.append(flaw)
+    return flaw
+
+
+def _object(flaws: List[Any], pairs: List[Tuple[str, Any]]) -> Any:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    return _flaw(flaws, _Repeated(pairs))
+
+
+def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
+    """The path of the first flaw in document order, and what it is; only
+    called when there is one. Cost: linear in the document, once."""
+    if isinstance(value, _Constant):
+        return path, (f"{value.name} is not JSON; write the strings "
+                      f'"inf" or "-inf" for infinities')
+    pairs: Any = ()
+    if isinstance(value, _Repeated):
+        pairs = value.pairs
+    elif isinstance(value, dict):
+        pairs = value.items()
+    elif isinstance(value, list):
+        pairs = ((index, item) for index, item in enumerate(value))
+    seen = set()
+    for key, item in pairs:
+        where = f"{path}[{key}]" if isinstance(key, int) else _key(path, key)
+        if isinstance(value, _Repeated):
+            if key in seen:
+                return where, f"duplicate key {json.dumps(key)} (each key may appear once)"
+            seen.add(key)
+        found = _first_flaw(item, where)
+        if found[1]:
+            return found
+    return path, ""
+
+
+def load_problem(data: Any, *, parsed: bool = False) -> Problem:
     """Return the :class:`Problem` that ``data`` describes.
 
-    ``data`` is parsed JSON (dicts, lists, strings, numbers) or JSON text.
+    ``data`` is JSON text (str or bytes, read by :func:`parse_json`) or
+    parsed JSON (dicts, lists, strings, numbers). With ``parsed=True`` it is
+    always taken as parsed: a string is then a JSON string, which is not a
+    problem, rather than text to decode. A top-level ``"$schema"`` field
+    (which editors add to validate the file) is ignored.
 
     Raises:
         InvalidInputError, InvalidTypeError, DuplicateNameError: the first
@@ -162,28 +225,29 @@ def load_problem(data: Any) -> Problem:
     Cost: linear in the size of the problem.
     """
     reader = _Reader()
-    problem = reader.problem(_parsed(data))
+    problem = reader.problem(data if parsed else _parsed(data))
     if reader.errors:
         raise reader.errors[0]
     assert problem is not None
     return problem
 
 
-def check_problem(data: Any) -> List[str]:
-    """Return every mistake in ``data`` (parsed JSON or JSON text), one
-    message each: the mistakes in the fields, in document order (strategy
-    and rubric first), then the duplicate names. An empty list means the
-    problem is valid.
+def check_problem(data: Any, *, parsed: bool = False) -> List[str]:
+    """Return every mistake in ``data`` (JSON text or parsed JSON, as for
+    :func:`load_problem`), one message each: the mistakes in the fields, in
+    document order (strategy and rubric first), then the duplicate names.
+    An empty list means the problem is valid.
 
     Mistakes inside a value that is itself wrong (the items of a ``nodes``
     that is not an array) are not looked for.
     """
-    try:
-        parsed = _parsed(data)
-    except InvalidInputError as error:
-        return [str(error)]
+    if not parsed:
+        try:
+            data = _parsed(data)
+        except LighthouseException as error:
+            return [str(error)]
     reader = _Reader()
-    reader.problem(parsed)
+    reader.problem(data)
     return [str(error) for error in reader.errors]
 
 
@@ -264,7 +328,7 @@ def _blockers(problem: Problem) -> Dict[str, str]:
 
 
 def _parsed(data: Any) -> Any:
-    if isinstance(data, (str, bytes, bytearray)):
+    if isinstance(data, (str, bytes, bytearray, memoryview)):
         return parse_json(data)
     return data
 
@@ -338,7 +402,15 @@ class _Reader:
         if not value:
             self.fail(InvalidInputError, path, "must not be empty")
             return False
-        return True
+        return self.unicode(value, path)
+
+    def unicode(self, value: str, path: str) -> bool:
+        """Whether ``value`` is valid Unicode (JSON's \\ud800 escapes can
+        write half of a surrogate pair, which no UTF-8 text holds)."""
+        if value.isascii() or not _SURROGATE.search(value):
+            return True
+        self.fail(InvalidInputError, path, "not valid Unicode (a lone surrogate)")
+        return False
 
     def name(self, fields: Mapping[str, Any], path: str, kind: str) -> Tuple[Optional[str], str]:
         """The item's name and the path of the field that gave it."""
@@ -395,6 +467,9 @@ class _Reader:
             where = _key(path, str(key))
             if not isinstance(key, str) or not key:
                 self.fail(InvalidInputError, where, "resource names must be non-empty strings")
+                valid = False
+                continue
+            if not self.unicode(key, where):
                 valid = False
                 continue
             quantity = self.quantity(item, where, finite)
