@@ -335,6 +335,9 @@ class _Handler(WSGIRequestHandler):
         short = self.responses.get(code, ("error",))[0]
         body = _encode({"error": message or short})
         self.log_error("code %d, message %s", code, message)
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+            # Garbage, not a real HTTP/0.9 request: answer with headers.
+            self.request_version = "HTTP/1.0"
         self.send_response(code, short)
         self.send_header("Connection", "close")
         self.close_connection = True
