@@ -430,8 +430,8 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
             return
     with make_wsgi_server(host, port, max_body_bytes, limits=limits, timeout=timeout,
                           max_connections=max_connections) as httpd:
-        _banner("wsgiref", host, httpd.server_port)
         try:
+            _banner("wsgiref", host, httpd.server_port)
             httpd.serve_forever()
         except KeyboardInterrupt:
             pass
@@ -446,8 +446,8 @@ def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: int,
                                  channel_timeout=timeout, connection_limit=max_connections,
                                  max_request_body_size=max_body_bytes, backlog=1024,
                                  clear_untrusted_proxy_headers=True)
-    _banner("waitress", host, httpd.effective_port)
     try:
+        _banner("waitress", host, httpd.effective_port)
         httpd.run()
     except KeyboardInterrupt:
         pass
