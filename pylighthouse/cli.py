@@ -33,7 +33,7 @@ _EXAMPLES = """examples:
   pylighthouse assign - --all-or-nothing < problem.json  read stdin, as HTTP does
   pylighthouse assign p.json --strategy binpack --rubric '{"cpu": 1, "mem": 0.25}'
   pylighthouse validate examples/broken.json             list every mistake
-  pylighthouse serve --port 8087 --max-work 20000000     serve POST /assign-workloads
+  pylighthouse serve --port 8087 --max-work 5000000      serve POST /assign-workloads
 """
 
 
@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body-bytes", type=int, default=None,
                        help="largest request body accepted (default 1048576)")
     serve.add_argument("--max-work", type=int, default=None,
-                       help="largest nodes x workloads of one request (default 20000000)")
+                       help="largest nodes x workloads of one request (default 2000000)")
     serve.add_argument("--max-rubric", type=int, default=None,
                        help="most rubric entries in one request (default 1000)")
     serve.add_argument("--max-response-bytes", type=int, default=None,

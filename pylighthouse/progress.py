@@ -1,6 +1,6 @@
 """Progress for long command-line runs: one line on stderr, only on a terminal.
 
-A run that ends within :attr:`Progress.delay` seconds prints nothing; a
+A phase that ends within ``delay`` seconds (one by default) prints nothing; a
 longer one shows what it is doing and for how long, rewritten in place once
 a second, and erased when done. Nothing is printed when stderr is not a
 terminal (piped, redirected, under a test), so logs and pipes stay clean.

@@ -14,6 +14,7 @@ examples per test (default 200: 800 hostile inputs across the suite in
 CI); set it higher for a long local run.
 """
 import contextlib
+import copy
 import io
 import json
 import os
@@ -35,8 +36,8 @@ APP = make_app(limits=Limits(max_body_bytes=256 * 1024, max_work=10_000, max_rub
 
 #: What a message must start with: the JSON path of the item's field, or
 #: the document as a whole.
-PATH = re.compile(r"(problem|(nodes|workloads)(\[\d+\])?|strategy|rubric|partial)"
-                  r"([.\[][^:]*)?: ")
+PATH = re.compile(r'(problem|(nodes|workloads|strategy|rubric|partial)'
+                  r'(\.[A-Za-z_][\w-]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*): ')
 
 HOSTILE = st.one_of(
     st.none(), st.booleans(), st.just([]), st.just({}), st.just([[[[1]]]]),
@@ -82,6 +83,7 @@ SPOTS = [("strategy",), ("rubric",), ("partial",), ("nodes",), ("workloads",),
 
 
 def put(document, spot, value):
+    value = copy.deepcopy(value)  # st.just hands out one object: never put it twice
     target = document
     for step in spot[:-1]:
         target = target[step]
@@ -117,7 +119,7 @@ def problems(draw):
                 target = document
                 for step in spot:
                     target = target[step]
-                target[draw(KEYS)] = draw(HOSTILE | st.integers(0, 3))
+                target[draw(KEYS)] = copy.deepcopy(draw(HOSTILE | st.integers(0, 3)))
             except (KeyError, IndexError, TypeError):
                 pass
         else:
