@@ -107,7 +107,7 @@ class Outcome:
                 "unplaced": dict(self.unplaced)}
 
 
-def parse_json(text: Union[str, bytes], where: str = "problem") -> Any:
+def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "problem") -> Any:
     """Parse JSON text, keeping decimals exact (``0.1`` is ``Decimal('0.1')``).
 
     Bytes must be UTF-8. The text is read strictly: an object that repeats a
@@ -448,7 +448,8 @@ class _Reader:
             return quantity
         if quantity == ZERO:
             return ZERO
-        if quantity.adjusted() > MAX_EXPONENT or quantity.as_tuple().exponent < -MAX_EXPONENT:
+        exponent = quantity.as_tuple().exponent  # an int: the quantity is finite here
+        if quantity.adjusted() > MAX_EXPONENT or int(exponent) < -MAX_EXPONENT:
             self.fail(InvalidInputError, path,
                       f"{_describe(value)} is out of range (magnitudes from "
                       f"1e-{MAX_EXPONENT} to 1e{MAX_EXPONENT}, at most "

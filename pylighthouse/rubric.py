@@ -69,14 +69,14 @@ class Rubric:
         weights = self.weights
         if len(weights) <= len(quantities):
             for key, weight in weights.items():
-                quantity = quantities.get(key)
-                if quantity is not None:
-                    yield key, weight, quantity
+                found = quantities.get(key)
+                if found is not None:
+                    yield key, weight, found
         else:
             for key, quantity in quantities.items():
-                weight = weights.get(key)
-                if weight is not None:
-                    yield key, weight, quantity
+                factor = weights.get(key)
+                if factor is not None:
+                    yield key, factor, quantity
 
     def relevant(self, quantities: Mapping[str, Decimal]) -> Tuple[Tuple[str, Decimal], ...]:
         """The (resource, quantity) pairs of ``quantities`` that the rubric

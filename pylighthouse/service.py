@@ -16,6 +16,7 @@ a request over one of the :class:`Limits` 413, another method 405 (with
 without a body. Each request builds its own distributor: nothing is shared
 between requests.
 """
+import importlib
 import json
 import os
 import re
@@ -399,7 +400,7 @@ def make_wsgi_server(host: str = "127.0.0.1", port: int = 8087,
     handler = type("Handler", (_Handler,), {"timeout": float(timeout), "quiet": quiet})
     cap = max(1, _count(max_connections, "max_connections"))
     server_class = type("Server", (ThreadingWSGIServer,), {"max_connections": cap})
-    server = server_class((host, port), handler)
+    server: ThreadingWSGIServer = server_class((host, port), handler)
     server.set_app(application)
     return server
 
@@ -421,13 +422,13 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
         raise ValueError(f"server: expected auto, waitress or wsgiref, got {server!r}")
     if server != "wsgiref":
         try:
-            import waitress.server  # type: ignore[import-not-found]  # optional extra
+            waitress = importlib.import_module("waitress.server")  # the optional extra
         except ImportError:
             if server == "waitress":
                 raise ValueError("server: waitress is not installed "
                                  "(pip install pylighthouse[serve])") from None
         else:
-            _serve_waitress(waitress.server, host, port, max_body_bytes, limits, timeout,
+            _serve_waitress(waitress, host, port, max_body_bytes, limits, timeout,
                             max_connections)
             return
     with make_wsgi_server(host, port, max_body_bytes, limits=limits, timeout=timeout,
