@@ -222,10 +222,18 @@ def load_problem(data: Any, *, parsed: bool = False) -> Problem:
             the message starts with the JSON path of the bad value, as in
             ``workloads[3].requirements.cpu: expected a number, got "lots"``.
 
-    Cost: linear in the size of the problem.
+    Cost: linear in the size of the problem. A problem with nothing
+    unusual in it (no running workloads, no infinity strings) is built
+    straight through :class:`~pylighthouse.Node` and
+    :class:`~pylighthouse.Workload`; any other goes through the reader that
+    names every mistake.
     """
+    data = data if parsed else _parsed(data)
+    quick = _plain_problem(data)
+    if quick is not None:
+        return quick
     reader = _Reader()
-    problem = reader.problem(data if parsed else _parsed(data))
+    problem = reader.problem(data)
     if reader.errors:
         raise reader.errors[0]
     assert problem is not None
@@ -325,6 +333,115 @@ def _blockers(problem: Problem) -> Dict[str, str]:
             f"workload{'s' if len(stuck) > 1 else ''} found no node")
     reasons = _reasons(trial, stuck)
     return {name: reasons.get(name, held) for name in result}
+
+
+def _plain_problem(data: Any) -> Optional[Problem]:
+    """The problem ``data`` describes, when every part of it is plainly
+    valid; ``None`` otherwise, and the reader takes over to find and name
+    the mistakes. Accepts nothing the reader refuses (a differential test
+    holds them together); declines whatever needs a closer look."""
+    if type(data) is not dict or not data.keys() <= _PROBLEM_KEYS:
+        return None
+    nodes, loads = data.get("nodes"), data.get("workloads")
+    strategy, partial = data.get("strategy", "Prioritized"), data.get("partial")
+    if type(nodes) is not list or type(loads) is not list or type(strategy) is not str \
+            or not (partial is None or type(partial) is bool):
+        return None
+    try:
+        cls = distributor_class(strategy)
+        rubric = None
+        if "rubric" in data:
+            weights = data["rubric"]
+            if type(weights) is not dict or not _plain_map(weights, _RUBRIC_VALUES):
+                return None
+            rubric = Rubric(weights)
+        elif cls is BinPackDistributor:
+            return None
+        built_nodes = []
+        for item in nodes:
+            resources = item.get("resources", {}) if type(item) is dict else None
+            if resources is None or not item.keys() <= _PLAIN_NODE_KEYS \
+                    or not _plain_map(resources, _NODE_VALUES):
+                return None
+            if not all(type(value) is not str for value in resources.values()):
+                # "inf", "-inf": the JSON spelling of unlimited and wards
+                item = dict(item, resources={
+                    key: from_json_quantity(value, "") if type(value) is str else value
+                    for key, value in resources.items()})
+            built_nodes.append(Node.from_dict(item))
+        built_loads = []
+        for item in loads:
+            if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
+                    or not _plain_map(item.get("requirements", {}), _REQUIREMENT_VALUES) \
+                    or not all(_plain_names(item.get(field, []))
+                               for field in ("immunities", "tolerations", "aversion_groups")):
+                return None
+            built_loads.append(Workload.from_dict(item))
+    except LighthouseException:
+        return None
+    if len({node.name for node in built_nodes}) < len(built_nodes) \
+            or len({load.name for load in built_loads}) < len(built_loads) \
+            or not _in_range([node.resources for node in built_nodes]
+                             + [load.requirements for load in built_loads]
+                             + ([rubric.weights] if rubric is not None else [])):
+        return None
+    return Problem(nodes=tuple(built_nodes), workloads=tuple(built_loads),
+                   strategy=cls.strategy, rubric=rubric, running={}, partial=partial)
+
+
+_PROBLEM_KEYS = frozenset(_PROBLEM_FIELDS)
+_PLAIN_NODE_KEYS = frozenset(("name", "id", "resources"))
+_PLAIN_WORKLOAD_KEYS = frozenset(_WORKLOAD_FIELDS)
+#: The kinds of quantity the quick path takes: JSON's numbers, Python's
+#: floats, and for nodes the infinity strings; the reader handles the rest.
+_REQUIREMENT_VALUES = _RUBRIC_VALUES = (int, float, Decimal)
+_NODE_VALUES = (int, float, Decimal, str)
+
+
+def _plain_map(value: Any, kinds: Tuple[type, ...]) -> bool:
+    """A dict of plain names to values of ``kinds`` (bools are not ints
+    here); the values themselves are checked by the model."""
+    if type(value) is not dict:
+        return False
+    for key, quantity in value.items():
+        if type(key) is not str or not key or not (key.isascii() or _valid_unicode(key)):
+            return False
+        if type(quantity) not in kinds:
+            return False
+    return True
+
+
+def _plain_names(value: Any) -> bool:
+    """A JSON array of non-empty strings of valid Unicode."""
+    return type(value) is list and all(
+        type(name) is str and name and (name.isascii() or _valid_unicode(name))
+        for name in value)
+
+
+def _valid_unicode(text: str) -> bool:
+    return not _SURROGATE.search(text)
+
+
+def _in_range(maps: List[Mapping[str, Decimal]]) -> bool:
+    """Whether every quantity of ``maps`` is within the JSON format's range
+    (infinities are: the model has refused them where they are not
+    allowed). Shared quantity objects (the model shares equal maps and
+    small numbers) are checked once."""
+    checked = set()
+    for quantities in maps:
+        if id(quantities) in checked:
+            continue
+        checked.add(id(quantities))
+        for quantity in quantities.values():
+            if id(quantity) in checked:
+                continue
+            checked.add(id(quantity))
+            if quantity.is_zero() or not quantity.is_finite():
+                continue
+            if quantity.adjusted() > MAX_EXPONENT \
+                    or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:
+                return False
+    return True
 
 
 def _parsed(data: Any) -> Any:

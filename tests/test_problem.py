@@ -399,3 +399,60 @@ def test_the_schema_id_is_a_uri_of_the_project():
         ".invalid")
     assert "djhaskin987/pylighthouse" in parts.path
     assert parts.path.endswith("/pylighthouse/schemas/problem.schema.json")
+
+
+# ------------------------------------- the quick path against the reader
+
+def _reader_and_quick(document):
+    from pylighthouse.problem import _plain_problem, _Reader
+    reader = _Reader()
+    expected = reader.problem(copy.deepcopy(document))
+    return (expected if not reader.errors else None), _plain_problem(document)
+
+
+@st.composite
+def _plain_documents(draw):
+    from instances import RUBRICS, batches, clusters
+    document = {"nodes": draw(clusters()), "workloads": draw(batches("w")),
+                "strategy": draw(st.sampled_from(["Prioritized", "roundrobin", "BinPack"]))}
+    if document["strategy"] == "BinPack" or draw(st.booleans()):
+        document["rubric"] = draw(RUBRICS)
+    if draw(st.booleans()):
+        document["partial"] = draw(st.booleans())
+    if draw(st.booleans()):  # as the JSON format writes them
+        text = json.dumps(document, default=float)
+        document = parse_json(text.replace("-Infinity", '"-inf"').replace("Infinity", '"inf"'))
+    return document
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(document=_plain_documents())
+def test_the_quick_path_builds_what_the_reader_builds(document):
+    expected, quick = _reader_and_quick(document)
+    if quick is not None:
+        assert expected is not None and quick == expected
+    names = [item["name"] for item in document["nodes"]]
+    if expected is not None and len(set(names)) == len(names):
+        assert quick == expected  # nothing unusual here: the quick path takes it
+
+
+def test_the_quick_path_declines_what_the_reader_refuses():
+    from test_fuzz_interfaces import problems
+
+    refused = []
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(text=problems())
+    def check(text):
+        try:
+            document = parse_json(text.encode("utf-8", "surrogatepass"))
+        except InvalidInputError:
+            return
+        expected, quick = _reader_and_quick(document)
+        if quick is not None:
+            assert expected is not None and quick == expected
+        elif expected is None:
+            refused.append(text)
+
+    check()
+    assert refused  # the hostile documents did reach the reader's refusals
