@@ -555,7 +555,10 @@ class _Reader:
         try:
             quantity = from_json_quantity(value, path)
         except LighthouseException as error:
-            self.errors.append(error)
+            if isinstance(value, str):  # shown escaped and cut, never raw
+                self.fail(type(error), path, f"expected a number, got {_describe(value)}")
+            else:
+                self.errors.append(error)
             return None
         if quantity.is_infinite():
             if finite:
