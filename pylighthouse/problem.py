@@ -318,9 +318,28 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
 
 
 def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
-    """Each workload's one-line explanation, computed once per shape."""
-    return {name: str(explanation)
-            for name, explanation in distributor.explain_all(loads).items()}
+    """Each workload's one-line explanation, computed and written once per
+    shape: its requirements (in order) and immunities, and its aversion
+    groups only where some node fits it (they only split the fitting nodes;
+    a workload left over by a placement fits nowhere)."""
+    first: Dict[Any, Workload] = {}
+    for load in loads:
+        first.setdefault((tuple(load.requirements.items()), load.immunities), load)
+    explained = distributor.explain_all(list(first.values()))
+    lines = {shape: str(explained[load.name]) for shape, load in first.items()
+             if not (explained[load.name].fits or explained[load.name].averse)}
+    reasons = {}
+    grouped = []
+    for load in loads:
+        line = lines.get((tuple(load.requirements.items()), load.immunities))
+        if line is None:
+            grouped.append(load)
+        else:
+            reasons[load.name] = line
+    if grouped:  # never after a placement in solve; kept right for any caller
+        for name, explanation in distributor.explain_all(grouped).items():
+            reasons[name] = str(explanation)
+    return {load.name: reasons[load.name] for load in loads}
 
 
 def _blockers(problem: Problem) -> Dict[str, str]:

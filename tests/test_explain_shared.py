@@ -110,3 +110,16 @@ def test_a_reason_keeps_the_quantities_as_written():
     again = check_fit({"cpu": Decimal("1.0")}, lighthouse.Workload("v", {"cpu": Decimal("2")}))
     assert str(whole.needed) == "2.00" and str(whole.left) == "1"
     assert str(again.needed) == "2" and str(again.left) == "1.0"
+
+
+@settings(max_examples=80, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(), rubric=RUBRICS, first=batches("w"),
+       probes=repeated_shapes("p"))
+def test_the_lines_of_solve_equal_explaining_each_alone_even_where_nodes_fit(
+        strategy, nodes, rubric, first, probes):
+    from pylighthouse.problem import _reasons
+    distributor = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    loads = lighthouse.Workload.from_list(probes)
+    assert _reasons(distributor, loads) == {
+        load.name: str(distributor.explain(load)) for load in loads}
