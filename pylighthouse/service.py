@@ -380,7 +380,8 @@ def make_wsgi_server(host: str = "127.0.0.1", port: int = 8087,
 
     A client that sends nothing for ``timeout`` seconds is dropped (or gets
     400 if it stalls inside its body); at most ``max_connections`` are
-    served at once, and the backlog holds 1024 more. Errors found before the
+    served at once (fewer if the open-file limit would not allow that many),
+    and the backlog holds 1024 more. Errors found before the
     application runs (a malformed request line, differing
     ``Content-Length`` headers) are answered in JSON too.
 
@@ -398,11 +399,25 @@ def make_wsgi_server(host: str = "127.0.0.1", port: int = 8087,
         raise ValueError(f"timeout: expected a number of seconds > 0, got {timeout!r}")
     application = make_app(max_body_bytes, limits=limits)
     handler = type("Handler", (_Handler,), {"timeout": float(timeout), "quiet": quiet})
-    cap = max(1, _count(max_connections, "max_connections"))
+    cap = min(max(1, _count(max_connections, "max_connections")), _open_files_left())
     server_class = type("Server", (ThreadingWSGIServer,), {"max_connections": cap})
     server: ThreadingWSGIServer = server_class((host, port), handler)
     server.set_app(application)
     return server
+
+
+def _open_files_left() -> int:
+    """How many connections the process's open-file limit leaves room for
+    (some files kept for the rest of the process); beyond it, accepting
+    would fail over and over instead of answering 503."""
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return 1 << 30
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    return max(1, int(soft) - 32)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8087,

@@ -366,3 +366,20 @@ def test_the_version_is_the_packages():
 def exchange_in_process(path):
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "wsgi.input": io.BytesIO()}
     return b"".join(make_app()(environ, lambda status, headers: None))
+
+
+def test_the_connection_cap_stays_within_the_open_file_limit(monkeypatch):
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(100, hard), hard))
+    try:
+        left = service._open_files_left()  # opens nothing while the limit is low
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert left == min(100, hard) - 32
+    monkeypatch.setattr(service, "_open_files_left", lambda: 5)
+    httpd = make_wsgi_server("127.0.0.1", 0, quiet=True, max_connections=256)
+    try:
+        assert httpd.max_connections == 5
+    finally:
+        httpd.server_close()
