@@ -200,3 +200,33 @@ def test_serve_auto_prefers_waitress_when_installed():
         assert f"with {expected} " in banner, banner
     finally:
         stop(process)
+
+
+def test_assign_reports_its_phases_on_a_terminal(monkeypatch, capsys):
+    from pylighthouse import cli
+
+    terminal = Terminal()
+    slow = Progress(terminal, delay=0, interval=0.001)
+    real_phase = slow.phase
+
+    def phase(text):  # every phase lasts long enough to be shown
+        manager = real_phase(text)
+
+        class Slow:
+            def __enter__(self):
+                manager.__enter__()
+                time.sleep(0.05)
+
+            def __exit__(self, *exc):
+                return manager.__exit__(*exc)
+        return Slow()
+
+    slow.phase = phase
+    monkeypatch.setattr(cli, "Progress", lambda: slow)
+    monkeypatch.chdir(ROOT)
+    assert main(["assign", "examples/tour.json"]) == 0
+    shown = terminal.getvalue()
+    for text in ("reading examples/tour.json", "placing 3 workloads on 3 nodes (BinPack)",
+                 "writing the answer"):
+        assert f"\rpylighthouse: {text}... " in shown
+    assert json.loads(capsys.readouterr().out)["successful"] is True
