@@ -11,6 +11,7 @@ mistake; :func:`check_problem` lists every mistake; :func:`build_distributor`
 and :func:`solve` run it through the library. Fitting and ordering are the
 distributors' business: nothing here decides where a workload goes.
 """
+import functools
 import json
 import re
 from decimal import Decimal
@@ -314,7 +315,7 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
         return Outcome(partial=partial, assignments=assignments, unplaced=unplaced,
                        distributor=distributor)
     return Outcome(partial=partial, assignments=assignments,
-                   unplaced=lambda: _blockers(problem), distributor=distributor)
+                   unplaced=functools.partial(_blockers, problem), distributor=distributor)
 
 
 def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
