@@ -348,7 +348,8 @@ class Distributor:
         return self.explain_all([load])[load.name]
 
     def explain_all(self, workloads: Iterable[WorkloadLike]) -> Dict[str, Explanation]:
-        """Return :meth:`explain`'s answer for each of ``workloads``, by name.
+        """Return :meth:`explain`'s answer for each of ``workloads``, by name
+        (in the order given; a name given twice keeps its last workload).
 
         Workloads with the same requirements (in the same order) and the same
         immunities get their reasons from one pass over the nodes, and share
