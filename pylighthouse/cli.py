@@ -1,10 +1,13 @@
 """The ``pylighthouse`` command: assign a problem file, validate one, serve HTTP, or manage.
 
 Exit status: 0 when every workload was placed (or the file is valid), 1
-when some workload was not placed, 2 for bad input (one message on stderr).
+when some workload was not placed, 2 for bad input or output that cannot be
+written (one message on stderr), 141 (128 + SIGPIPE) when the reader of the
+output went away, as for any command at the head of a pipe.
 """
 import argparse
 import json
+import os
 import sys
 from decimal import Decimal
 from typing import Any, Dict, Optional, Sequence
@@ -12,12 +15,26 @@ from typing import Any, Dict, Optional, Sequence
 from . import __version__
 from .errors import LighthouseException
 from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
+from .progress import Progress
 from .quantities import to_number
 
 __all__ = ["main", "render_table"]
 
 #: Width, in characters, of the bars of ``--format table``.
 BAR_WIDTH = 20
+
+
+#: The exit status of a command whose output pipe was closed (128 + SIGPIPE).
+CLOSED_PIPE_STATUS = 141
+
+_EXAMPLES = """examples:
+  pylighthouse assign examples/tour.json                 place what fits, print JSON
+  pylighthouse assign examples/tour.json --format table  nodes, bars and reasons
+  pylighthouse assign - --all-or-nothing < problem.json  read stdin, as HTTP does
+  pylighthouse assign p.json --strategy binpack --rubric '{"cpu": 1, "mem": 0.25}'
+  pylighthouse validate examples/broken.json             list every mistake
+  pylighthouse serve --port 8087 --max-work 5000000      serve POST /assign-workloads
+"""
 
 
 class _BadInput(Exception):
@@ -28,28 +45,57 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``).
 
     Returns the exit status instead of exiting, except for argument errors,
-    where argparse prints the usage and raises ``SystemExit(2)``.
+    where argparse prints the usage and raises ``SystemExit(2)``. Output
+    that cannot be written (a full disk) is reported in one line on stderr,
+    status 2; a closed output pipe ends the command quietly with status
+    :data:`CLOSED_PIPE_STATUS`.
     """
     args = _parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        status = int(args.run(args))
+        sys.stdout.flush()
+        return status
     except _BadInput as error:
         print(f"pylighthouse: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _drop_stdout()
+        return CLOSED_PIPE_STATUS
+    except OSError as error:  # writing the output failed (the rest is caught earlier)
+        _drop_stdout()
+        print(f"pylighthouse: cannot write the output: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of
+    what could not be written does not fail again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests capture it): nothing will flush it
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pylighthouse",
         description="Place workloads onto nodes from a JSON problem file, check such a "
-                    "file, or serve the HTTP endpoint.")
+                    "file, or serve the HTTP endpoint.",
+        epilog=_EXAMPLES + "\nexit status: 0 all placed (or valid), 1 some not placed, "
+                           "2 bad input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pylighthouse {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     assign = commands.add_parser(
         "assign", help="place the workloads of a problem file and print where they went",
         description="Place the workloads of a problem file. Places what fits by default; "
-                    "exit status 0 when all were placed, 1 when some were not.")
+                    "exit status 0 when all were placed, 1 when some were not. On a "
+                    "terminal, a long run shows what it is doing on stderr.",
+        epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     assign.add_argument("file", metavar="FILE", help="the problem file, or - for stdin")
     mode = assign.add_mutually_exclusive_group()
     mode.add_argument("--partial", dest="partial", action="store_true", default=None,
@@ -68,19 +114,39 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser(
         "validate", help="check a problem file and report every mistake",
         description="Check a problem file; print every mistake with its JSON path. "
-                    "Exit status 0 when valid, 2 otherwise.")
+                    "Exit status 0 when valid, 2 otherwise.",
+        epilog="example:\n  pylighthouse validate examples/broken.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     validate.add_argument("file", metavar="FILE", help="the problem file, or - for stdin")
     validate.set_defaults(run=_validate)
 
     serve = commands.add_parser(
         "serve", help="serve POST /assign-workloads over HTTP",
-        description="Serve the HTTP endpoint with the standard library's threading "
-                    "WSGI server until interrupted.")
+        description="Serve the HTTP endpoint until interrupted: with waitress when it is "
+                    "installed (pip install pylighthouse[serve]), else with the standard "
+                    "library's threading wsgiref server. Requests over a limit get 413.",
+        epilog="examples:\n  pylighthouse serve\n"
+               "  pylighthouse serve --host 0.0.0.0 --port 8080 --max-work 5000000 "
+               "--server wsgiref",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on "
                                                            "(default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8087, help="port (default 8087)")
-    serve.add_argument("--max-body-bytes", type=int, default=1 << 20,
+    serve.add_argument("--port", type=int, default=8087, help="port, 0 to 65535 "
+                                                              "(default 8087)")
+    serve.add_argument("--server", choices=("auto", "waitress", "wsgiref"), default="auto",
+                       help="the WSGI server (default auto: waitress if installed)")
+    serve.add_argument("--max-body-bytes", type=int, default=None,
                        help="largest request body accepted (default 1048576)")
+    serve.add_argument("--max-work", type=int, default=None,
+                       help="largest nodes x workloads of one request (default 2000000)")
+    serve.add_argument("--max-rubric", type=int, default=None,
+                       help="most rubric entries in one request (default 1000)")
+    serve.add_argument("--max-response-bytes", type=int, default=None,
+                       help="largest answer (default 16777216)")
+    serve.add_argument("--timeout", type=float, default=30.0,
+                       help="seconds a client may stay silent (default 30)")
+    serve.add_argument("--max-connections", type=int, default=256,
+                       help="connections served at once (default 256)")
     serve.set_defaults(run=_serve)
     _add_manage(commands)
     return parser
@@ -88,8 +154,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _read(path: str) -> bytes:
     if path == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        if sys.stdin is None:
+            raise _BadInput("stdin: cannot read: standard input is closed")
+        try:
+            stream = getattr(sys.stdin, "buffer", None)
+            return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or "standard input is closed"
+            raise _BadInput(f"stdin: cannot read: {reason}") from None
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -102,7 +174,9 @@ def _source(path: str) -> str:
 
 
 def _assign(args: argparse.Namespace) -> int:
-    data = _parse(args.file)
+    progress = Progress()
+    with progress.phase(f"reading {_source(args.file)}"):
+        data = _parse(args.file)
     if isinstance(data, dict):
         if args.strategy is not None:
             data["strategy"] = args.strategy
@@ -112,9 +186,9 @@ def _assign(args: argparse.Namespace) -> int:
             except LighthouseException as error:
                 raise _BadInput(str(error)) from None
     try:
-        problem = load_problem(data)
+        problem = load_problem(data, parsed=True)
     except LighthouseException as error:
-        more = len(check_problem(data)) - 1
+        more = len(check_problem(data, parsed=True)) - 1
         hint = (f" (and {more} more: run pylighthouse validate)" if more > 0 else "")
         raise _BadInput(f"{_source(args.file)}: {error}{hint}") from None
     # The command line places what fits unless told otherwise, by an option
@@ -122,12 +196,41 @@ def _assign(args: argparse.Namespace) -> int:
     partial = args.partial
     if partial is None:
         partial = True if problem.partial is None else problem.partial
-    outcome = solve(problem, partial=partial)
-    if args.format == "table":
-        sys.stdout.write(render_table(problem, outcome))
-    else:
-        print(json.dumps(outcome.to_dict(), indent=2))
+    with progress.phase(f"placing {_count(len(problem.workloads), 'workload')} on "
+                        f"{_count(len(problem.nodes), 'node')} ({problem.strategy})"):
+        outcome = solve(problem, partial=partial)
+    with progress.phase("writing the answer"):
+        if args.format == "table":
+            text = render_table(problem, outcome)
+        else:
+            text = json.dumps(outcome.to_dict(), indent=2) + "\n"
+        _emit(text)
     return 0 if outcome.successful else 1
+
+
+def _emit(text: str) -> None:
+    """Write ``text`` to stdout whole, or raise the OSError that stopped it.
+
+    Writes the bytes in a loop: unbuffered (``PYTHONUNBUFFERED``), a text
+    stream hands a long string to a single ``write`` and drops what a pipe
+    did not take, which would hide a closed pipe.
+    """
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a stream without bytes underneath (a test's capture)
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    try:
+        data = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    except UnicodeEncodeError as error:
+        raise _BadInput(f"cannot write the output in {stream.encoding}: {error.reason}") \
+            from None
+    while data:
+        written = buffer.write(data)
+        data = data[written or 0:]  # None: a non-blocking stream is full; try again
+    buffer.flush()
 
 
 def _parse(path: str) -> Any:
@@ -139,7 +242,7 @@ def _parse(path: str) -> Any:
 
 def _validate(args: argparse.Namespace) -> int:
     data = _parse(args.file)
-    errors = check_problem(data)
+    errors = check_problem(data, parsed=True)
     source = _source(args.file)
     for error in errors:
         print(f"{source}: {error}", file=sys.stderr)
@@ -147,18 +250,25 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{source}: {len(errors)} error{'s' if len(errors) > 1 else ''}",
               file=sys.stderr)
         return 2
-    problem = load_problem(data)
+    problem = load_problem(data, parsed=True)
     print(f"{source}: valid ({_count(len(problem.nodes), 'node')}, "
           f"{_count(len(problem.workloads), 'workload')}, strategy {problem.strategy})")
     return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .service import serve  # the command line does not need wsgiref otherwise
+    from .service import Limits, serve  # the command line does not need wsgiref otherwise
 
+    if not 0 <= args.port <= 65535:
+        raise _BadInput(f"serve: --port: expected 0 to 65535, got {args.port}")
+    given = {name: getattr(args, name) for name in ("max_body_bytes", "max_work",
+                                                    "max_rubric", "max_response_bytes")
+             if getattr(args, name) is not None}
     try:
-        serve(args.host, args.port, args.max_body_bytes)
-    except (OSError, ValueError) as error:
+        limits = Limits(**given)
+        serve(args.host, args.port, limits.max_body_bytes, limits=limits, server=args.server,
+              timeout=args.timeout, max_connections=args.max_connections)
+    except (OSError, ValueError, OverflowError) as error:
         raise _BadInput(f"serve: {error}") from None
     return 0
 
@@ -171,8 +281,9 @@ def _count(number: int, noun: str) -> str:
 
 def render_table(problem: Problem, outcome: Outcome) -> str:
     """Return the ``--format table`` report: each node with its workloads and
-    a bar per resource showing how full it is, then the unplaced workloads
-    with their reasons.
+    a bar per resource showing how full it is, the unplaced workloads with
+    their reasons, and a last line for the cluster (nodes, placed, unplaced,
+    fill per counted resource). A resource not used up never shows 100%.
 
     Workloads that were already running are marked ``(running)``.
     """
@@ -194,6 +305,7 @@ def render_table(problem: Problem, outcome: Outcome) -> str:
         lines.extend(f"  {name}: {reason}" for name, reason in outcome.unplaced.items())
     else:
         lines.append("Not placed: none")
+    lines.extend(["", _summary(problem, outcome)])
     return "\n".join(lines) + "\n"
 
 
@@ -209,11 +321,40 @@ def _gauge(figures: Dict[str, Any]) -> str:
     if capacity == 0:
         return "tag" if used == 0 else f"tag ({_plain(used)} used)"
     share = used / capacity if used.is_finite() else Decimal(1)
-    filled = min(BAR_WIDTH, max(0, int((share * BAR_WIDTH).to_integral_value())))
+    filled = min(BAR_WIDTH, max(0, _rounded(share * BAR_WIDTH, used, capacity, BAR_WIDTH)))
     bar = "#" * filled + "." * (BAR_WIDTH - filled)
     over = ", over capacity" if used > capacity else ""
-    percent = int((share * 100).to_integral_value())
-    return f"[{bar}] {_plain(used)}/{_plain(capacity)} used ({percent}%{over})"
+    return f"[{bar}] {_plain(used)}/{_plain(capacity)} used ({_percent(used, capacity)}{over})"
+
+
+def _rounded(value: Decimal, used: Decimal, capacity: Decimal, full: int) -> int:
+    """``value`` rounded, but short of ``full`` unless the resource is used
+    up (199/200 is 99%, not 100%), and above 0 when some is used."""
+    rounded = int(value.to_integral_value())
+    if used < capacity:
+        rounded = min(rounded, full - 1)
+    if used > 0 and rounded == 0:
+        rounded = 1
+    return rounded
+
+
+def _percent(used: Decimal, capacity: Decimal) -> str:
+    share = used / capacity if used.is_finite() else Decimal(1)
+    return f"{_rounded(share * 100, used, capacity, 100)}%"
+
+
+def _summary(problem: Problem, outcome: Outcome) -> str:
+    """The last line of the table: the whole cluster at a glance."""
+    placed = sum(node is not None for node in outcome.assignments.values())
+    unplaced = len(outcome.assignments) - placed
+    fills = []
+    for key, figures in outcome.distributor.utilization()["cluster"].items():
+        capacity, used = _exact(figures["capacity"]), _exact(figures["used"])
+        if capacity.is_finite() and capacity > 0 and used.is_finite():
+            fills.append(f"{key} {_percent(used, capacity)}")
+    line = (f"Cluster: {_count(len(problem.nodes), 'node')}, {placed} placed, "
+            f"{unplaced} unplaced")
+    return line + (f"; fill: {', '.join(fills)}" if fills else "")
 
 
 def _exact(number: Any) -> Decimal:

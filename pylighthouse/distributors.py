@@ -345,23 +345,57 @@ class Distributor:
         """
         load = workload if isinstance(workload, Workload) \
             else Workload.from_dict(workload)
+        return self.explain_all([load])[load.name]
+
+    def explain_all(self, workloads: Iterable[WorkloadLike]) -> Dict[str, Explanation]:
+        """Return :meth:`explain`'s answer for each of ``workloads``, by name
+        (in the order given; a name given twice keeps its last workload).
+
+        Workloads with the same requirements (in the same order) and the same
+        immunities get their reasons from one pass over the nodes, and share
+        the ``reasons`` mapping (treat it as read-only) and its summary; the
+        aversion groups only split the fitting nodes. Change nothing.
+
+        Raises:
+            InvalidTypeError, InvalidInputError: a workload is not valid.
+
+        Cost: O(N x R) per distinct (requirements, immunities), plus O(F)
+        per workload for the F nodes where it fits; O(N log N) once for
+        BinPack's order.
+        """
+        loads = Workload.from_list(workloads)
+        explained: Dict[str, Explanation] = {}
+        refusals: Dict[Any, Tuple[Dict[str, Reason], List[str], Explanation]] = {}
         with decimal.localcontext(EXACT):
-            averse = self._averse(load)
-            reasons: Dict[str, Reason] = {}
-            fitting: List[str] = []
-            for slot in self._order():
-                reason = Reason(CORDONED, "") if slot.cordoned \
-                    else check_fit(slot.remaining, load)
-                if reason is None:
-                    fitting.append(slot.name)
+            order = [(slot.name, slot.remaining, slot.cordoned) for slot in self._order()]
+            for load in loads:
+                shape = (tuple(load.requirements.items()), load.immunities)
+                known = refusals.get(shape)
+                if known is None:
+                    reasons: Dict[str, Reason] = {}
+                    fitting: List[str] = []
+                    for name, remaining, cordoned in order:
+                        reason = _CORDONED if cordoned else check_fit(remaining, load)
+                        if reason is None:
+                            fitting.append(name)
+                        else:
+                            reasons[name] = reason
                 else:
-                    reasons[slot.name] = reason
-        fits = tuple(name for name in fitting if name not in averse)
-        averse_fits = tuple(name for name in fitting if name in averse)
-        # The two aversion passes in the strategy's order, read off the scan.
-        choice = (fits or averse_fits or (None,))[0]
-        return Explanation(workload=load.name, total=len(self._slots), fits=fits,
-                           averse=averse_fits, reasons=reasons, choice=choice)
+                    reasons, fitting, first = known
+                averse = self._averse(load) if fitting else ()
+                fits = tuple(name for name in fitting if name not in averse)
+                averse_fits = tuple(name for name in fitting if name in averse)
+                # The two aversion passes in the strategy's order, read off the scan.
+                choice = (fits or averse_fits or (None,))[0]
+                explanation = Explanation(workload=load.name, total=len(self._slots),
+                                          fits=fits, averse=averse_fits, reasons=reasons,
+                                          choice=choice)
+                if known is None:
+                    refusals[shape] = (reasons, fitting, explanation)
+                else:
+                    explanation._share_summary(first)
+                explained[load.name] = explanation
+        return explained
 
     def utilization(self) -> Dict[str, Dict[str, Any]]:
         """Return capacity, use and free room per resource, per node and overall.
@@ -833,12 +867,11 @@ class BinPackDistributor(Distributor):
         # Biggest score first, ties by name. Workloads come in a few flavours:
         # each distinct set of the rubric's quantities is scored once, and the
         # workloads are grouped by score, so that only names are sorted.
-        score = self._rubric.score
-        resources = tuple(self._rubric.weights)
-        scores: Dict[Tuple[Optional[Decimal], ...], Decimal] = {}
+        score, relevant = self._rubric.score, self._rubric.relevant
+        scores: Dict[Tuple[Tuple[str, Decimal], ...], Decimal] = {}
         groups: Dict[Decimal, List[Workload]] = {}
         for load in workloads:
-            quantities = tuple(map(load.requirements.get, resources))
+            quantities = relevant(load.requirements)
             size = scores.get(quantities)
             if size is None:
                 size = scores[quantities] = score(load.requirements)
@@ -856,6 +889,9 @@ class BinPackDistributor(Distributor):
         return cls({key: from_json_quantity(value, f"snapshot: rubric.{key}",
                                             finite=True, decimal_strings=True)
                     for key, value in rubric.items()}, nodes)
+
+
+_CORDONED = Reason(CORDONED, "")
 
 
 def _decrement(counter: Counter[str], key: str) -> None:

@@ -37,6 +37,10 @@ class Explanation:
     averse: Tuple[str, ...]
     reasons: Mapping[str, Reason]
     choice: Optional[str]
+    #: The summary, once computed; explanations of workloads that share
+    #: their reasons share it too (see :meth:`Distributor.explain_all`).
+    _summary: Optional[Tuple[str, ...]] = attr.ib(default=None, init=False, eq=False,
+                                                  repr=False)
 
     def __str__(self) -> str:
         fitting = len(self.fits) + len(self.averse)
@@ -48,7 +52,23 @@ class Explanation:
         return f"{line}: {', '.join(summary)}" if summary else line
 
     def summary(self) -> List[str]:
-        """The refusals counted by kind and resource, most frequent first."""
+        """The refusals counted by kind and resource, most frequent first.
+
+        Cost: O(N) the first time, then O(kinds of refusal).
+        """
+        if self._summary is None:
+            object.__setattr__(self, "_summary", tuple(self._count()))
+        assert self._summary is not None
+        return list(self._summary)
+
+    def _share_summary(self, other: "Explanation") -> None:
+        """Take ``other``'s summary, computed once for both: the caller
+        vouches that both have the same reasons."""
+        if other._summary is None:
+            other.summary()
+        object.__setattr__(self, "_summary", other._summary)
+
+    def _count(self) -> List[str]:
         groups: Dict[Tuple[str, str], List[Reason]] = {}
         for reason in self.reasons.values():
             groups.setdefault((reason.kind, reason.resource), []).append(reason)

@@ -4,7 +4,7 @@ This is the only place the rule is written down. Strategies decide the order
 in which nodes are tried; explanations count the reasons returned here.
 """
 from decimal import Decimal
-from typing import Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 import attr
 
@@ -73,14 +73,37 @@ def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[
     requirements = workload.requirements
     for key in requirements:
         if key not in remaining:
-            return Reason(MISSING, key)
+            return _reason(MISSING, key, None, None)
     immunities = workload.immunities
     for key, left in remaining.items():
         needed = requirements.get(key, ZERO)
         if left < needed and key not in immunities:
             kind = NOT_TOLERATED if left < ZERO else INSUFFICIENT
-            return Reason(kind, key, needed, left)
+            return _reason(kind, key, needed, left)
     return None
+
+
+#: Reasons already made, keyed by their fields, the quantities by identity
+#: (equal decimals may be written differently: 2 and 2.0; and the reason
+#: kept in the table keeps its quantities alive, so an identity is never
+#: reused while its key is). Explaining a batch meets the same reasons again
+#: and again, and a lookup costs a third of building a frozen Reason.
+#: Bounded: cleared when full.
+_MADE: Dict[Tuple[str, int, int], Reason] = {}
+_MADE_LIMIT = 4096
+
+
+def _reason(kind: str, resource: str, needed: Optional[Decimal],
+            left: Optional[Decimal]) -> Reason:
+    # The kind follows from the other three: missing has no quantities,
+    # and a quantity left below zero is not tolerated.
+    fields = (resource, id(needed), id(left))
+    reason = _MADE.get(fields)
+    if reason is None:
+        if len(_MADE) >= _MADE_LIMIT:
+            _MADE.clear()
+        reason = _MADE[fields] = Reason(kind, resource, needed, left)
+    return reason
 
 
 def fits(remaining: Mapping[str, Decimal], workload: Workload) -> bool:

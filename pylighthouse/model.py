@@ -16,12 +16,20 @@ __all__ = ["Node", "Workload"]
 
 
 def check_name(value: Any, where: str) -> str:
-    """Return ``value`` if it is a non-empty string, else raise naming ``where``."""
+    """Return ``value`` if it is a non-empty string of valid Unicode (no lone
+    surrogate), else raise naming ``where``."""
     if not isinstance(value, str):
         raise InvalidTypeError(
             f"{where}: name must be a string, got {type(value).__name__} {value!r}")
     if not value:
         raise InvalidInputError(f"{where}: name must not be empty")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(
+                f"{where}: name must be valid Unicode, got a lone surrogate "
+                f"({value[:40]!r})") from None
     return value
 
 

@@ -11,10 +11,11 @@ mistake; :func:`check_problem` lists every mistake; :func:`build_distributor`
 and :func:`solve` run it through the library. Fitting and ordering are the
 distributors' business: nothing here decides where a workload goes.
 """
+import functools
 import json
 import re
 from decimal import Decimal
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
 import attr
 
@@ -34,11 +35,12 @@ __all__ = ["Problem", "Outcome", "parse_json", "load_problem", "check_problem",
 #: numbers would need millions of digits, which a service cannot afford.
 MAX_EXPONENT = 300
 
-_PROBLEM_FIELDS = ("nodes", "workloads", "strategy", "rubric", "partial")
+_PROBLEM_FIELDS = ("nodes", "workloads", "strategy", "rubric", "partial", "$schema")
 _NODE_FIELDS = ("name", "id", "resources", "workloads")
 _WORKLOAD_FIELDS = ("name", "id", "requirements", "immunities", "tolerations",
                     "aversion_groups")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -61,24 +63,37 @@ class Problem:
     partial: Optional[bool] = None
 
 
-@attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
+@attr.s(frozen=True, slots=True, kw_only=True)
 class Outcome:
     """What :func:`solve` found.
 
     ``assignments`` maps every workload of the problem, in order, to its node
     or ``None``; ``unplaced`` maps each workload left without a node to a
     one-line reason; ``distributor`` holds the final state (for reports).
+
+    ``unplaced`` may also be given as a function returning that mapping:
+    it is then called the first time ``unplaced`` is read (after a failed
+    all-or-nothing call, finding the reasons costs a second placement, which
+    the JSON answer does not need).
     """
 
-    partial: bool
-    assignments: Mapping[str, Optional[str]]
-    unplaced: Mapping[str, str]
-    distributor: Distributor
+    partial: bool = attr.ib()
+    assignments: Mapping[str, Optional[str]] = attr.ib()
+    _unplaced: Union[Mapping[str, str], Callable[[], Mapping[str, str]]] = attr.ib(eq=False)
+    distributor: Distributor = attr.ib()
+
+    @property
+    def unplaced(self) -> Mapping[str, str]:
+        """Each workload left without a node, with its one-line reason."""
+        if callable(self._unplaced):
+            object.__setattr__(self, "_unplaced", self._unplaced())
+        assert not callable(self._unplaced)
+        return self._unplaced
 
     @property
     def successful(self) -> bool:
-        """Whether every workload was placed."""
-        return not self.unplaced
+        """Whether every workload was placed (read from the assignments)."""
+        return all(node is not None for node in self.assignments.values())
 
     def to_dict(self) -> Dict[str, Any]:
         """Return the answer of the HTTP endpoint for this outcome.
@@ -95,28 +110,35 @@ class Outcome:
                 "unplaced": dict(self.unplaced)}
 
 
-def parse_json(text: Union[str, bytes, bytearray], where: str = "problem") -> Any:
+def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "problem") -> Any:
     """Parse JSON text, keeping decimals exact (``0.1`` is ``Decimal('0.1')``).
 
-    Bytes must be UTF-8. ``NaN`` and ``Infinity`` literals are refused: they
-    are not JSON (write the strings ``"inf"`` or ``"-inf"`` instead).
+    Bytes must be UTF-8. The text is read strictly: an object that repeats a
+    key, and the ``NaN`` and ``Infinity`` literals (not JSON: write the
+    strings ``"inf"`` or ``"-inf"`` instead), are refused, naming the JSON
+    path where they are. Use it for problems and for distributor snapshots.
 
     Raises:
-        InvalidInputError: the text is not JSON; the message starts with
-            ``where`` and says where the text went wrong.
+        InvalidTypeError: ``text`` is neither a string nor bytes.
+        InvalidInputError: the text is not strict JSON; the message starts
+            with ``where`` and says where the text went wrong.
+
+    Cost: linear in the length of the text.
     """
-    if isinstance(text, (bytes, bytearray)):
+    if isinstance(text, (bytes, bytearray, memoryview)):
         try:
             text = bytes(text).decode("utf-8-sig")
         except UnicodeDecodeError as error:
             raise InvalidInputError(
                 f"{where}: not UTF-8 text (byte {error.start})") from None
+    if not isinstance(text, str):
+        raise InvalidTypeError(
+            f"{where}: expected JSON text (str or bytes), got {type(text).__name__}")
+    flaws: List[Any] = []
     try:
-        return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
-    except _ConstantError as error:
-        raise InvalidInputError(
-            f"{where}: invalid JSON: {error.args[0]} is not JSON; "
-            f'write the strings "inf" or "-inf" for infinities') from None
+        parsed = json.loads(text, parse_float=Decimal,
+                            parse_constant=lambda name: _flaw(flaws, _Constant(name)),
+                            object_pairs_hook=lambda pairs: _object(flaws, pairs))
     except json.JSONDecodeError as error:
         raise InvalidInputError(
             f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
@@ -127,20 +149,75 @@ def parse_json(text: Union[str, bytes, bytearray], where: str = "problem") -> An
         reason = ("nested too deeply" if isinstance(error, RecursionError)
                   else "a number is too long or too large")
         raise InvalidInputError(f"{where}: invalid JSON: {reason}") from None
+    if flaws:
+        try:
+            path, message = _first_flaw(parsed, "")
+        except RecursionError:
+            raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
+        raise InvalidInputError(f"{where}: invalid JSON: {path or 'the document'}: {message}")
+    return parsed
 
 
-class _ConstantError(Exception):
-    pass
+class _Constant:
+    """Where the text held ``NaN`` or ``Infinity``: found again by its path."""
+
+    def __init__(self, name: str):
+        self.name = name
 
 
-def _refuse_constant(name: str) -> Any:
-    raise _ConstantError(name)
+class _Repeated:
+    """Where an object repeated a key: its pairs, in the order written."""
+
+    def __init__(self, pairs: List[Tuple[str, Any]]):
+        self.pairs = pairs
 
 
-def load_problem(data: Any) -> Problem:
+def _flaw(flaws: List[Any], flaw: Any) -> Any:
+    flaws.append(flaw)
+    return flaw
+
+
+def _object(flaws: List[Any], pairs: List[Tuple[str, Any]]) -> Any:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    return _flaw(flaws, _Repeated(pairs))
+
+
+def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
+    """The path of the first flaw in document order, and what it is; only
+    called when there is one. Cost: linear in the document, once."""
+    if isinstance(value, _Constant):
+        return path, (f"{value.name} is not JSON; write the strings "
+                      f'"inf" or "-inf" for infinities')
+    pairs: Any = ()
+    if isinstance(value, _Repeated):
+        pairs = value.pairs
+    elif isinstance(value, dict):
+        pairs = value.items()
+    elif isinstance(value, list):
+        pairs = ((index, item) for index, item in enumerate(value))
+    seen = set()
+    for key, item in pairs:
+        where = f"{path}[{key}]" if isinstance(key, int) else _key(path, key)
+        if isinstance(value, _Repeated):
+            if key in seen:
+                return where, f"duplicate key {json.dumps(key)} (each key may appear once)"
+            seen.add(key)
+        found = _first_flaw(item, where)
+        if found[1]:
+            return found
+    return path, ""
+
+
+def load_problem(data: Any, *, parsed: bool = False) -> Problem:
     """Return the :class:`Problem` that ``data`` describes.
 
-    ``data`` is parsed JSON (dicts, lists, strings, numbers) or JSON text.
+    ``data`` is JSON text (str or bytes, read by :func:`parse_json`) or
+    parsed JSON (dicts, lists, strings, numbers). With ``parsed=True`` it is
+    always taken as parsed: a string is then a JSON string, which is not a
+    problem, rather than text to decode. A top-level ``"$schema"`` field
+    (which editors add to validate the file) is ignored.
 
     Raises:
         InvalidInputError, InvalidTypeError, DuplicateNameError: the first
@@ -148,31 +225,40 @@ def load_problem(data: Any) -> Problem:
             the message starts with the JSON path of the bad value, as in
             ``workloads[3].requirements.cpu: expected a number, got "lots"``.
 
-    Cost: linear in the size of the problem.
+    Cost: linear in the size of the problem. A problem with nothing
+    unusual in it (no running workloads, no infinity strings) is built
+    straight through :class:`~pylighthouse.Node` and
+    :class:`~pylighthouse.Workload`; any other goes through the reader that
+    names every mistake.
     """
+    data = data if parsed else _parsed(data)
+    quick = _plain_problem(data)
+    if quick is not None:
+        return quick
     reader = _Reader()
-    problem = reader.problem(_parsed(data))
+    problem = reader.problem(data)
     if reader.errors:
         raise reader.errors[0]
     assert problem is not None
     return problem
 
 
-def check_problem(data: Any) -> List[str]:
-    """Return every mistake in ``data`` (parsed JSON or JSON text), one
-    message each: the mistakes in the fields, in document order (strategy
-    and rubric first), then the duplicate names. An empty list means the
-    problem is valid.
+def check_problem(data: Any, *, parsed: bool = False) -> List[str]:
+    """Return every mistake in ``data`` (JSON text or parsed JSON, as for
+    :func:`load_problem`), one message each: the mistakes in the fields, in
+    document order (strategy and rubric first), then the duplicate names.
+    An empty list means the problem is valid.
 
     Mistakes inside a value that is itself wrong (the items of a ``nodes``
     that is not an array) are not looked for.
     """
-    try:
-        parsed = _parsed(data)
-    except InvalidInputError as error:
-        return [str(error)]
+    if not parsed:
+        try:
+            data = _parsed(data)
+        except LighthouseException as error:
+            return [str(error)]
     reader = _Reader()
-    reader.problem(parsed)
+    reader.problem(data)
     return [str(error) for error in reader.errors]
 
 
@@ -219,9 +305,21 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
     failed all-or-nothing call, the workloads that would have found a node
     are said to be held back.
 
+    Raises:
+        InvalidTypeError: ``problem`` is not a :class:`Problem` (for JSON,
+            call :func:`load_problem` first).
+
     Cost: that of :meth:`~pylighthouse.Distributor.attempt_assign_loads`,
-    plus O(N x R) per unplaced workload for its explanation.
+    plus, when some workload is left over, O(N x R) for each distinct
+    (requirements, immunities) among them (see
+    :meth:`~pylighthouse.Distributor.explain_all`). After a failed
+    all-or-nothing call the reasons are found only when
+    :attr:`Outcome.unplaced` is first read, at the cost of a partial
+    placement on a scratch distributor.
     """
+    if not isinstance(problem, Problem):
+        raise InvalidTypeError(
+            f"problem: expected a Problem (from load_problem), got {type(problem).__name__}")
     if partial is None:
         partial = bool(problem.partial)
     distributor = build_distributor(problem)
@@ -230,12 +328,37 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
         return Outcome(partial=partial, assignments=assignments, unplaced={},
                        distributor=distributor)
     if partial:
-        unplaced = {load.name: str(distributor.explain(load))
-                    for load in problem.workloads if assignments[load.name] is None}
-    else:
-        unplaced = _blockers(problem)
-    return Outcome(partial=partial, assignments=assignments, unplaced=unplaced,
-                   distributor=distributor)
+        unplaced = _reasons(distributor, [load for load in problem.workloads
+                                          if assignments[load.name] is None])
+        return Outcome(partial=partial, assignments=assignments, unplaced=unplaced,
+                       distributor=distributor)
+    return Outcome(partial=partial, assignments=assignments,
+                   unplaced=functools.partial(_blockers, problem), distributor=distributor)
+
+
+def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
+    """Each workload's one-line explanation, computed and written once per
+    shape: its requirements (in order) and immunities, and its aversion
+    groups only where some node fits it (they only split the fitting nodes;
+    a workload left over by a placement fits nowhere)."""
+    first: Dict[Any, Workload] = {}
+    for load in loads:
+        first.setdefault((tuple(load.requirements.items()), load.immunities), load)
+    explained = distributor.explain_all(list(first.values()))
+    lines = {shape: str(explained[load.name]) for shape, load in first.items()
+             if not (explained[load.name].fits or explained[load.name].averse)}
+    reasons = {}
+    grouped = []
+    for load in loads:
+        line = lines.get((tuple(load.requirements.items()), load.immunities))
+        if line is None:
+            grouped.append(load)
+        else:
+            reasons[load.name] = line
+    if grouped:  # never after a placement in solve; kept right for any caller
+        for name, explanation in distributor.explain_all(grouped).items():
+            reasons[name] = str(explanation)
+    return {load.name: reasons[load.name] for load in loads}
 
 
 def _blockers(problem: Problem) -> Dict[str, str]:
@@ -243,16 +366,124 @@ def _blockers(problem: Problem) -> Dict[str, str]:
     distributor, explain the workloads left over, and hold back the rest."""
     trial = build_distributor(problem)
     result = trial.attempt_assign_loads(problem.workloads)
-    stuck = [name for name, node in result.items() if node is None]
+    stuck = [load for load in problem.workloads if result[load.name] is None]
     held = (f"held back: the call is all-or-nothing and {len(stuck)} "
             f"workload{'s' if len(stuck) > 1 else ''} found no node")
-    by_name = {load.name: load for load in problem.workloads}
-    return {name: str(trial.explain(by_name[name])) if node is None else held
-            for name, node in result.items()}
+    reasons = _reasons(trial, stuck)
+    return {name: reasons.get(name, held) for name in result}
+
+
+def _plain_problem(data: Any) -> Optional[Problem]:
+    """The problem ``data`` describes, when every part of it is plainly
+    valid; ``None`` otherwise, and the reader takes over to find and name
+    the mistakes. Accepts nothing the reader refuses (a differential test
+    holds them together); declines whatever needs a closer look."""
+    if type(data) is not dict or not data.keys() <= _PROBLEM_KEYS:
+        return None
+    nodes, loads = data.get("nodes"), data.get("workloads")
+    strategy, partial = data.get("strategy", "Prioritized"), data.get("partial")
+    if type(nodes) is not list or type(loads) is not list or type(strategy) is not str \
+            or not (partial is None or type(partial) is bool):
+        return None
+    try:
+        cls = distributor_class(strategy)
+        rubric = None
+        if "rubric" in data:
+            weights = data["rubric"]
+            if type(weights) is not dict or not _plain_map(weights, _RUBRIC_VALUES):
+                return None
+            rubric = Rubric(weights)
+        elif cls is BinPackDistributor:
+            return None
+        built_nodes = []
+        for item in nodes:
+            resources = item.get("resources", {}) if type(item) is dict else None
+            if resources is None or not item.keys() <= _PLAIN_NODE_KEYS \
+                    or not _plain_map(resources, _NODE_VALUES):
+                return None
+            if not all(type(value) is not str for value in resources.values()):
+                # "inf", "-inf": the JSON spelling of unlimited and wards
+                item = dict(item, resources={
+                    key: from_json_quantity(value, "") if type(value) is str else value
+                    for key, value in resources.items()})
+            built_nodes.append(Node.from_dict(item))
+        built_loads = []
+        for item in loads:
+            if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
+                    or not _plain_map(item.get("requirements", {}), _REQUIREMENT_VALUES) \
+                    or not all(_plain_names(item.get(field, []))
+                               for field in ("immunities", "tolerations", "aversion_groups")):
+                return None
+            built_loads.append(Workload.from_dict(item))
+    except LighthouseException:
+        return None
+    if len({node.name for node in built_nodes}) < len(built_nodes) \
+            or len({load.name for load in built_loads}) < len(built_loads) \
+            or not _in_range([node.resources for node in built_nodes]
+                             + [load.requirements for load in built_loads]
+                             + ([rubric.weights] if rubric is not None else [])):
+        return None
+    return Problem(nodes=tuple(built_nodes), workloads=tuple(built_loads),
+                   strategy=cls.strategy, rubric=rubric, running={}, partial=partial)
+
+
+_PROBLEM_KEYS = frozenset(_PROBLEM_FIELDS)
+_PLAIN_NODE_KEYS = frozenset(("name", "id", "resources"))
+_PLAIN_WORKLOAD_KEYS = frozenset(_WORKLOAD_FIELDS)
+#: The kinds of quantity the quick path takes: JSON's numbers, Python's
+#: floats, and for nodes the infinity strings; the reader handles the rest.
+_REQUIREMENT_VALUES = _RUBRIC_VALUES = (int, float, Decimal)
+_NODE_VALUES = (int, float, Decimal, str)
+
+
+def _plain_map(value: Any, kinds: Tuple[type, ...]) -> bool:
+    """A dict of plain names to values of ``kinds`` (bools are not ints
+    here); the values themselves are checked by the model."""
+    if type(value) is not dict:
+        return False
+    for key, quantity in value.items():
+        if type(key) is not str or not key or not (key.isascii() or _valid_unicode(key)):
+            return False
+        if type(quantity) not in kinds:
+            return False
+    return True
+
+
+def _plain_names(value: Any) -> bool:
+    """A JSON array of non-empty strings of valid Unicode."""
+    return type(value) is list and all(
+        type(name) is str and name and (name.isascii() or _valid_unicode(name))
+        for name in value)
+
+
+def _valid_unicode(text: str) -> bool:
+    return not _SURROGATE.search(text)
+
+
+def _in_range(maps: List[Mapping[str, Decimal]]) -> bool:
+    """Whether every quantity of ``maps`` is within the JSON format's range
+    (infinities are: the model has refused them where they are not
+    allowed). Shared quantity objects (the model shares equal maps and
+    small numbers) are checked once."""
+    checked = set()
+    for quantities in maps:
+        if id(quantities) in checked:
+            continue
+        checked.add(id(quantities))
+        for quantity in quantities.values():
+            if id(quantity) in checked:
+                continue
+            checked.add(id(quantity))
+            if quantity.is_zero() or not quantity.is_finite():
+                continue
+            if quantity.adjusted() > MAX_EXPONENT \
+                    or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:
+                return False
+    return True
 
 
 def _parsed(data: Any) -> Any:
-    if isinstance(data, (str, bytes, bytearray)):
+    if isinstance(data, (str, bytes, bytearray, memoryview)):
         return parse_json(data)
     return data
 
@@ -326,7 +557,15 @@ class _Reader:
         if not value:
             self.fail(InvalidInputError, path, "must not be empty")
             return False
-        return True
+        return self.unicode(value, path)
+
+    def unicode(self, value: str, path: str) -> bool:
+        """Whether ``value`` is valid Unicode (JSON's \\ud800 escapes can
+        write half of a surrogate pair, which no UTF-8 text holds)."""
+        if value.isascii() or not _SURROGATE.search(value):
+            return True
+        self.fail(InvalidInputError, path, "not valid Unicode (a lone surrogate)")
+        return False
 
     def name(self, fields: Mapping[str, Any], path: str, kind: str) -> Tuple[Optional[str], str]:
         """The item's name and the path of the field that gave it."""
@@ -354,7 +593,10 @@ class _Reader:
         try:
             quantity = from_json_quantity(value, path)
         except LighthouseException as error:
-            self.errors.append(error)
+            if isinstance(value, str):  # shown escaped and cut, never raw
+                self.fail(type(error), path, f"expected a number, got {_describe(value)}")
+            else:
+                self.errors.append(error)
             return None
         if quantity.is_infinite():
             if finite:
@@ -385,6 +627,9 @@ class _Reader:
             where = _key(path, str(key))
             if not isinstance(key, str) or not key:
                 self.fail(InvalidInputError, where, "resource names must be non-empty strings")
+                valid = False
+                continue
+            if not self.unicode(key, where):
                 valid = False
                 continue
             quantity = self.quantity(item, where, finite)

@@ -1,7 +1,7 @@
 """Rubric scoring: the "size" of a workload or of a node's room, for BinPack."""
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
-from typing import Any, Dict, Mapping, Tuple, Union
+from typing import Any, Dict, Iterator, Mapping, Tuple, Union
 
 import attr
 
@@ -49,28 +49,48 @@ class Rubric:
     def score(self, quantities: Mapping[str, Decimal]) -> Decimal:
         """Return the weighted sum of ``quantities`` (NaN when undefined).
 
-        Cost: O(number of weights).
+        Cost: O(min(len(quantities), number of weights)).
         """
         total = ZERO
         try:
-            for key, weight in self.weights.items():
-                quantity = quantities.get(key)
-                if quantity is not None:
-                    total = _ADD(total, _MULTIPLY(weight, quantity))
+            for key, weight, quantity in self._terms(quantities):
+                total = _ADD(total, _MULTIPLY(weight, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
         if total.is_finite():
             return total
         return self._infinite_score(quantities)
 
+    def _terms(self, quantities: Mapping[str, Decimal]) -> Iterator[Tuple[str, Decimal, Decimal]]:
+        """The (resource, weight, quantity) of every resource in both, read
+        from the smaller side: a rubric of thousands of resources costs
+        nothing against a node that has three. The sum is exact, so the
+        order of its terms does not matter."""
+        weights = self.weights
+        if len(weights) <= len(quantities):
+            for key, weight in weights.items():
+                found = quantities.get(key)
+                if found is not None:
+                    yield key, weight, found
+        else:
+            for key, quantity in quantities.items():
+                factor = weights.get(key)
+                if factor is not None:
+                    yield key, factor, quantity
+
+    def relevant(self, quantities: Mapping[str, Decimal]) -> Tuple[Tuple[str, Decimal], ...]:
+        """The (resource, quantity) pairs of ``quantities`` that the rubric
+        weighs: maps that give the same pairs get the same score.
+
+        Cost: O(min(len(quantities), number of weights)).
+        """
+        return tuple((key, quantity) for key, _, quantity in self._terms(quantities))
+
     def _infinite_score(self, quantities: Mapping[str, Decimal]) -> Decimal:
         """:meth:`score` when some term is infinite, term by term."""
         total = ZERO
         positive = negative = False
-        for key, weight in self.weights.items():
-            quantity = quantities.get(key)
-            if quantity is None:
-                continue
+        for key, weight, quantity in self._terms(quantities):
             term = EXACT.multiply(weight, quantity)
             if term.is_infinite():
                 if term > ZERO:

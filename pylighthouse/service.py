@@ -1,41 +1,112 @@
 """The HTTP endpoint: a WSGI application answering ``POST /assign-workloads``.
 
 Any WSGI server can run :data:`app` (``gunicorn pylighthouse.service:app``);
-:func:`serve` runs it on the standard library's wsgiref server, one thread
-per request. Every answer is JSON, errors included::
+:func:`serve` runs it on waitress when that is installed, else on the
+standard library's wsgiref, hardened for loopback use (see
+:func:`make_wsgi_server`). Every answer is JSON, errors included::
 
     POST /assign-workloads  a problem -> 200 {"successful": ..., "assignments": {...}}
     GET  /health            -> 200 {"status": "ok", "version": "..."}
+    GET  /openapi.json      -> the OpenAPI document of this service
+    GET  /problem.schema.json -> the JSON Schema of a problem
 
 A bad request gets 400 with ``{"error": "<JSON path>: <what is wrong>"}``,
-a body over the limit 413, another method 405 (with ``Allow``), another
-path 404. Each request builds its own distributor: nothing is shared
+a request over one of the :class:`Limits` 413, another method 405 (with
+``Allow``), another path 404; ``HEAD`` is answered wherever ``GET`` is,
+without a body. Each request builds its own distributor: nothing is shared
 between requests.
 """
+import importlib
 import json
+import os
+import re
+import socket
 import socketserver
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Tuple
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+import threading
+import traceback
+from importlib.resources import files
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+import attr
 
 from . import __version__
 from .errors import LighthouseException
-from .problem import load_problem, solve
+from .problem import load_problem, parse_json, solve
 
-__all__ = ["make_app", "app", "serve", "make_wsgi_server", "ThreadingWSGIServer",
+__all__ = ["Limits", "make_app", "app", "serve", "make_wsgi_server", "ThreadingWSGIServer",
            "DEFAULT_MAX_BODY_BYTES"]
 
 #: The default largest request body, in bytes (1 MiB).
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 
 _READ_CHUNK = 1 << 16
+_DIGITS = re.compile(r"[0-9]{1,18}\Z")  # ASCII digits only: no sign, space or _
 
 StartResponse = Callable[..., Any]
 Application = Callable[[Dict[str, Any], StartResponse], Iterable[bytes]]
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 411: "Length Required",
-            413: "Payload Too Large", 500: "Internal Server Error"}
+            413: "Payload Too Large", 500: "Internal Server Error",
+            503: "Service Unavailable"}
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name}: expected a whole number >= 0, got {value!r}")
+    return value
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
+class Limits:
+    """How much one request may ask of a worker; over any of them, a 413.
+
+    ``max_body_bytes``: the largest body, judged by ``Content-Length``
+    before anything is read. ``max_work``: the largest number of nodes times
+    workloads to place (placing and explaining cost up to that much: the
+    default, 2,000,000, such as 200 nodes x 10,000 workloads, took at most
+    about 6 s on one loaded core, in the worst case of every workload
+    unplaced and shaped differently). ``max_rubric``: the most rubric
+    entries. ``max_response_bytes``: the largest answer (partial answers
+    carry a reason per unplaced workload); past it the answer is replaced by
+    a 413 saying its size.
+
+    :meth:`from_environ` reads them from ``PYLIGHTHOUSE_MAX_BODY_BYTES``,
+    ``PYLIGHTHOUSE_MAX_WORK``, ``PYLIGHTHOUSE_MAX_RUBRIC`` and
+    ``PYLIGHTHOUSE_MAX_RESPONSE_BYTES``, which is how :data:`app` is
+    configured under gunicorn or waitress.
+
+    Raises:
+        ValueError: a limit is not a whole number >= 0.
+    """
+
+    max_body_bytes: int = attr.ib(default=DEFAULT_MAX_BODY_BYTES,
+                                  validator=lambda _, a, v: _count(v, a.name))
+    max_work: int = attr.ib(default=2_000_000, validator=lambda _, a, v: _count(v, a.name))
+    max_rubric: int = attr.ib(default=1_000, validator=lambda _, a, v: _count(v, a.name))
+    max_response_bytes: int = attr.ib(default=16 << 20,
+                                      validator=lambda _, a, v: _count(v, a.name))
+
+    @classmethod
+    def from_environ(cls, environ: Optional[Mapping[str, str]] = None) -> "Limits":
+        """The defaults, replaced by the ``PYLIGHTHOUSE_MAX_*`` variables set
+        in ``environ`` (default: ``os.environ``).
+
+        Raises:
+            ValueError: a variable is not a whole number; the message names it.
+        """
+        environ = os.environ if environ is None else environ
+        given: Dict[str, int] = {}
+        for field in attr.fields(cls):
+            variable = f"PYLIGHTHOUSE_{field.name.upper()}"
+            text = environ.get(variable)
+            if text is not None:
+                if not _DIGITS.match(text.strip()):
+                    raise ValueError(f"{variable}: expected a whole number >= 0, got {text!r}")
+                given[field.name] = int(text.strip())
+        return cls(**given)
 
 
 class _Answer(Exception):
@@ -47,131 +118,367 @@ class _Answer(Exception):
         self.headers = list(headers)
 
 
-def make_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Application:
-    """Return the WSGI application, refusing bodies over ``max_body_bytes``.
+def _document(name: str) -> bytes:
+    return files("pylighthouse").joinpath("schemas", name).read_bytes()
 
+
+def make_app(max_body_bytes: Optional[int] = None, *,
+             limits: Optional[Limits] = None) -> Application:
+    """Return the WSGI application, refusing requests over ``limits``.
+
+    ``max_body_bytes`` (the 0.3.0 argument) replaces the limits' body size.
     The body's size is judged by ``Content-Length`` before anything is read,
-    and no more than that many bytes are ever read. A request without
-    ``Content-Length`` gets 411, unless the server marks its input as
-    terminated (``wsgi.input_terminated``, as for chunked bodies), in which
-    case at most ``max_body_bytes + 1`` bytes are read to tell.
-    """
-    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
-            or max_body_bytes < 0:
-        raise ValueError(f"max_body_bytes: expected a whole number >= 0, got {max_body_bytes!r}")
+    and no more than that many bytes are ever read. Without
+    ``Content-Length``, a chunked body (``Transfer-Encoding: chunked``) is
+    read up to the limit when the server marks its input as terminated
+    (``wsgi.input_terminated``); any other gets 411. An error raised while
+    reading the body (a broken chunk, a client gone or too slow) is a 400.
+    An unexpected error is answered with a 500 and its traceback written to
+    ``wsgi.errors``.
 
-    routes: Dict[str, Tuple[str, Callable[[Dict[str, Any]], Dict[str, Any]]]] = {
-        "/assign-workloads": ("POST", lambda environ: _assign(
-            _body(environ, max_body_bytes))),
-        "/health": ("GET", lambda environ: {"status": "ok", "version": __version__}),
+    Raises:
+        ValueError: a limit is not a whole number >= 0.
+    """
+    limits = limits or Limits()
+    if max_body_bytes is not None:
+        limits = attr.evolve(limits, max_body_bytes=_count(max_body_bytes, "max_body_bytes"))
+    documents = {"/openapi.json": _document("openapi.json"),
+                 "/problem.schema.json": _document("problem.schema.json")}
+
+    def assign(environ: Dict[str, Any]) -> bytes:
+        return _assign(_body(environ, limits.max_body_bytes), limits)
+
+    def health(environ: Dict[str, Any]) -> bytes:
+        return _encode({"status": "ok", "version": __version__})
+
+    routes: Dict[str, Tuple[str, Callable[[Dict[str, Any]], bytes]]] = {
+        "/assign-workloads": ("POST", assign),
+        "/health": ("GET", health),
     }
+    for path, data in documents.items():
+        routes[path] = ("GET", _constant(data))
 
     def application(environ: Dict[str, Any], start_response: StartResponse) -> List[bytes]:
+        head = environ.get("REQUEST_METHOD") == "HEAD"
         try:
             route = routes.get(environ.get("PATH_INFO") or "/")
             if route is None:
-                raise _Answer(404, "no such path; try POST /assign-workloads "
-                                   "or GET /health")
+                raise _Answer(404, "no such path; try POST /assign-workloads, "
+                                   "GET /health or GET /openapi.json")
             method, handler = route
-            if environ.get("REQUEST_METHOD") != method:
-                raise _Answer(405, f"use {method} here", (("Allow", method),))
-            return _respond(start_response, 200, handler(environ))
+            allowed = "GET, HEAD" if method == "GET" else method
+            if environ.get("REQUEST_METHOD") != method and not (head and method == "GET"):
+                raise _Answer(405, f"use {method} here", (("Allow", allowed),))
+            return _respond(start_response, 200, handler(environ), head=head)
         except _Answer as answer:
-            return _respond(start_response, answer.status, {"error": str(answer)},
-                            answer.headers)
+            return _respond(start_response, answer.status, _encode({"error": str(answer)}),
+                            answer.headers, head=head)
         except Exception:  # noqa: BLE001 - a server must answer, whatever broke
-            return _respond(start_response, 500, {"error": "internal error"})
+            _log(environ)
+            return _respond(start_response, 500, _encode({"error": "internal error"}),
+                            head=head)
 
     return application
 
 
-def _assign(body: bytes) -> Dict[str, Any]:
+def _constant(data: bytes) -> Callable[[Dict[str, Any]], bytes]:
+    """A handler that always answers ``data`` (a document the package ships)."""
+    return lambda environ: data
+
+
+def _log(environ: Dict[str, Any]) -> None:
+    """Write the traceback being handled to the server's error stream."""
+    stream = environ.get("wsgi.errors") or sys.stderr
     try:
-        return solve(load_problem(body)).to_dict()
+        stream.write(f"pylighthouse: internal error answering "
+                     f"{environ.get('REQUEST_METHOD')} {environ.get('PATH_INFO')}:\n"
+                     f"{traceback.format_exc()}")
+        stream.flush()
+    except Exception:  # noqa: BLE001 - logging must not turn a 500 into a crash
+        pass
+
+
+def _assign(body: bytes, limits: Limits) -> bytes:
+    try:
+        data = parse_json(body)
+        rubric = data.get("rubric") if isinstance(data, dict) else None
+        if isinstance(rubric, dict) and len(rubric) > limits.max_rubric:
+            raise _Answer(413, f"rubric: {len(rubric)} entries; the limit is "
+                               f"{limits.max_rubric}")
+        problem = load_problem(data, parsed=True)
     except LighthouseException as error:
         raise _Answer(400, str(error)) from None
+    work = len(problem.nodes) * len(problem.workloads)
+    if work > limits.max_work:
+        raise _Answer(413, f"{len(problem.nodes)} nodes x {len(problem.workloads)} "
+                           f"workloads is {work} units of work; the limit is "
+                           f"{limits.max_work} (split the problem)")
+    answer = _encode(solve(problem).to_dict())
+    if len(answer) > limits.max_response_bytes:
+        raise _Answer(413, f"the answer is {len(answer)} bytes; the limit is "
+                           f"{limits.max_response_bytes} (ask for all-or-nothing, "
+                           f"or split the problem)")
+    return answer
 
 
 def _body(environ: Dict[str, Any], limit: int) -> bytes:
     stream = environ["wsgi.input"]
     declared = environ.get("CONTENT_LENGTH") or ""
-    if not declared.strip():
-        if not environ.get("wsgi.input_terminated"):
+    if not declared:
+        chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if not (chunked and environ.get("wsgi.input_terminated")):
             raise _Answer(411, "a Content-Length header is required")
         body = _read(stream, limit + 1)
         if len(body) > limit:
             raise _Answer(413, f"the body is over {limit} bytes")
         return body
-    try:
-        length = int(declared.strip())
-    except ValueError:
-        length = -1
-    if length < 0:
-        raise _Answer(400, f"Content-Length: not a byte count: {declared[:40]!r}")
+    if not _DIGITS.match(declared):
+        raise _Answer(400, f"Content-Length: not a byte count (ASCII digits only): "
+                           f"{declared[:40]!r}")
+    length = int(declared)
     if length > limit:
         raise _Answer(413, f"the body is {length} bytes; the limit is {limit}")
-    return _read(stream, length)
+    body = _read(stream, length)
+    if len(body) < length:
+        raise _Answer(400, f"the body ended after {len(body)} of the {length} bytes "
+                           f"Content-Length announced")
+    return body
 
 
 def _read(stream: Any, length: int) -> bytes:
-    """Read ``length`` bytes, or fewer if the stream ends first."""
+    """Read ``length`` bytes, or fewer if the stream ends first; an error of
+    the server or the client while reading is the client's (400)."""
     chunks = []
-    while length > 0:
-        chunk = stream.read(min(length, _READ_CHUNK))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        length -= len(chunk)
+    try:
+        while length > 0:
+            chunk = stream.read(min(length, _READ_CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            length -= len(chunk)
+    except Exception as error:  # noqa: BLE001 - each server raises its own kinds
+        raise _Answer(400, f"the body could not be read: {type(error).__name__}: "
+                           f"{str(error)[:80]}") from None
     return b"".join(chunks)
 
 
-def _respond(start_response: StartResponse, status: int, body: Dict[str, Any],
-             headers: Iterable[Tuple[str, str]] = ()) -> List[bytes]:
-    data = (json.dumps(body) + "\n").encode("ascii")
+def _encode(body: Dict[str, Any]) -> bytes:
+    return (json.dumps(body) + "\n").encode("ascii")
+
+
+def _respond(start_response: StartResponse, status: int, data: bytes,
+             headers: Iterable[Tuple[str, str]] = (), head: bool = False) -> List[bytes]:
     start_response(f"{status} {_REASONS[status]}", [
         ("Content-Type", "application/json"),
         ("Content-Length", str(len(data))),
         *headers])
-    return [data]
+    return [] if head else [data]
 
 
-#: The application with the default body limit, for WSGI servers
-#: (``gunicorn pylighthouse.service:app``, ``waitress-serve pylighthouse.service:app``).
-app = make_app()
+#: The application, with the :class:`Limits` read from the environment at
+#: import (``gunicorn pylighthouse.service:app``,
+#: ``waitress-serve pylighthouse.service:app``).
+app = make_app(limits=Limits.from_environ())
 
+
+# ------------------------------------------------------------ bundled server
 
 class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    """wsgiref's server, answering each connection on its own thread."""
+    """wsgiref's server, answering each connection on its own thread.
+
+    At most ``max_connections`` connections are served at once; one more is
+    answered ``503`` at once and closed. The listen backlog holds
+    ``request_queue_size`` connections waiting to be accepted.
+    """
 
     daemon_threads = True
+    request_queue_size = 1024
+    max_connections = 256
+
+    def server_activate(self) -> None:
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        super().server_activate()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            _refuse(request, 503, "too many connections; try again shortly")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base's name
+def _refuse(connection: Any, status: int, message: str) -> None:
+    """Send a JSON error straight onto a socket (nothing of the request read)."""
+    body = _encode({"error": message})
+    head = (f"HTTP/1.0 {status} {_REASONS[status]}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode("ascii")
+    try:
+        connection.settimeout(1)
+        connection.sendall(head + body)
+    except OSError:
         pass
+
+
+class _Handler(WSGIRequestHandler):
+    """wsgiref's handler, answering its own errors in JSON, refusing
+    differing duplicate ``Content-Length`` headers, and giving up on a
+    client silent for ``timeout`` seconds."""
+
+    timeout = 30.0
+    quiet = False
+    error_content_type = "application/json"
+
+    def send_error(self, code: int, message: Optional[str] = None,
+                   explain: Optional[str] = None) -> None:
+        short = self.responses.get(code, ("error",))[0]
+        body = _encode({"error": message or short})
+        self.log_error("code %d, message %s", code, message)
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+            # Garbage, not a real HTTP/0.9 request: answer with headers.
+            self.request_version = "HTTP/1.0"
+        self.send_response(code, short)
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        if code >= 200 and code not in (204, 304):
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(body)
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
+        if len(lengths) > 1:
+            self.send_error(400, "Content-Length: given twice with different values")
+            return False
+        return True
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (socket.timeout, ConnectionError):
+            self.close_connection = True  # a client gone or too slow: nothing to answer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base's name
+        if not self.quiet:
+            super().log_message(format, *args)
 
 
 def make_wsgi_server(host: str = "127.0.0.1", port: int = 8087,
                      max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                     quiet: bool = False) -> ThreadingWSGIServer:
+                     quiet: bool = False, *, limits: Optional[Limits] = None,
+                     timeout: float = 30.0,
+                     max_connections: int = 256) -> ThreadingWSGIServer:
     """Return a bound (not yet serving) threading wsgiref server for the app.
+
+    A client that sends nothing for ``timeout`` seconds is dropped (or gets
+    400 if it stalls inside its body); at most ``max_connections`` are
+    served at once (fewer if the open-file limit would not allow that many),
+    and the backlog holds 1024 more. Errors found before the
+    application runs (a malformed request line, differing
+    ``Content-Length`` headers) are answered in JSON too.
 
     Port 0 picks a free port: read it back from ``server.server_port``.
     Call ``serve_forever()`` to serve and ``shutdown()`` then
     ``server_close()`` to stop.
+
+    Raises:
+        OSError: the address cannot be bound.
+        ValueError: a limit is not valid, or the port not in 0-65535.
     """
-    handler = _QuietHandler if quiet else WSGIRequestHandler
-    return make_server(host, port, make_app(max_body_bytes),
-                       server_class=ThreadingWSGIServer, handler_class=handler)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port: expected a whole number from 0 to 65535, got {port!r}")
+    if not timeout > 0:
+        raise ValueError(f"timeout: expected a number of seconds > 0, got {timeout!r}")
+    application = make_app(max_body_bytes, limits=limits)
+    handler = type("Handler", (_Handler,), {"timeout": float(timeout), "quiet": quiet})
+    cap = min(max(1, _count(max_connections, "max_connections")), _open_files_left())
+    server_class = type("Server", (ThreadingWSGIServer,), {"max_connections": cap})
+    server: ThreadingWSGIServer = server_class((host, port), handler)
+    server.set_app(application)
+    return server
+
+
+def _open_files_left() -> int:
+    """How many connections the process's open-file limit leaves room for
+    (some files kept for the rest of the process); beyond it, accepting
+    would fail over and over instead of answering 503."""
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return 1 << 30
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    return max(1, int(soft) - 32)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8087,
-          max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-    """Serve the application until interrupted (Ctrl-C), logging requests to stderr."""
-    with make_wsgi_server(host, port, max_body_bytes) as server:
-        print(f"pylighthouse {__version__} serving on http://{host}:{server.server_port}/ "
-              f"(POST /assign-workloads, GET /health)", file=sys.stderr, flush=True)
+          max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, *,
+          limits: Optional[Limits] = None, server: str = "auto",
+          timeout: float = 30.0, max_connections: int = 256) -> None:
+    """Serve the application until interrupted (Ctrl-C), logging requests to stderr.
+
+    ``server``: ``"waitress"``, ``"wsgiref"`` or ``"auto"`` (waitress when
+    it is installed, ``pip install pylighthouse[serve]``, else wsgiref).
+
+    Raises:
+        OSError: the address cannot be bound.
+        ValueError: a bad port or limit, or waitress asked for and missing.
+    """
+    if server not in ("auto", "waitress", "wsgiref"):
+        raise ValueError(f"server: expected auto, waitress or wsgiref, got {server!r}")
+    if server != "wsgiref":
         try:
-            server.serve_forever()
+            waitress = importlib.import_module("waitress.server")  # the optional extra
+        except ImportError:
+            if server == "waitress":
+                raise ValueError("server: waitress is not installed "
+                                 "(pip install pylighthouse[serve])") from None
+        else:
+            _serve_waitress(waitress, host, port, max_body_bytes, limits, timeout,
+                            max_connections)
+            return
+    with make_wsgi_server(host, port, max_body_bytes, limits=limits, timeout=timeout,
+                          max_connections=max_connections) as httpd:
+        try:
+            _banner("wsgiref", host, httpd.server_port)
+            httpd.serve_forever()
         except KeyboardInterrupt:
             pass
+
+
+def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: int,
+                    limits: Optional[Limits], timeout: float, max_connections: int) -> None:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port: expected a whole number from 0 to 65535, got {port!r}")
+    application = make_app(max_body_bytes, limits=limits)
+    httpd = module.create_server(application, host=host, port=port,
+                                 channel_timeout=timeout, connection_limit=max_connections,
+                                 max_request_body_size=max_body_bytes, backlog=1024,
+                                 clear_untrusted_proxy_headers=True)
+    try:
+        _banner("waitress", host, httpd.effective_port)
+        httpd.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.close()
+
+
+def _banner(name: str, host: str, port: int) -> None:
+    print(f"pylighthouse {__version__} serving on http://{host}:{port}/ with {name} "
+          f"(POST /assign-workloads, GET /health, GET /openapi.json)",
+          file=sys.stderr, flush=True)

@@ -80,7 +80,9 @@ def test_table_lists_nodes_bars_and_reasons(capsys, monkeypatch):
     assert "  flies  shortcoming -5 (0 left)\n" in out
     assert "  ml-only  tag\n" in out
     assert out.endswith("Not placed (1):\n  licensed-3: 0/5 nodes fit: 4 missing resource "
-                        "licence, 1 insufficient licence (needs 1, most left 0)\n")
+                        "licence, 1 insufficient licence (needs 1, most left 0)\n\n"
+                        "Cluster: 5 nodes, 7 placed, 1 unplaced; fill: cpu 39%, mem 36%, "
+                        "licence 100%, gpu 50%\n")
 
 
 def test_table_shows_unlimited_and_overcommitted_resources(tmp_path, capsys):

@@ -247,8 +247,13 @@ def test_running_workloads_are_checked_against_their_node():
 @pytest.mark.parametrize("text, message", [
     ("", "invalid JSON: Expecting value (line 1, column 1)"),
     ('{"nodes": [', "invalid JSON: Expecting value (line 1, column 12)"),
-    ('{"a": NaN}', "invalid JSON: NaN is not JSON"),
-    ('{"a": -Infinity}', "invalid JSON: -Infinity is not JSON"),
+    ('{"a": NaN}', "invalid JSON: a: NaN is not JSON"),
+    ('{"a": [1, {"b": -Infinity}]}', "invalid JSON: a[1].b: -Infinity is not JSON"),
+    ('{"a": {"cpu": 1, "cpu": 5}}', 'invalid JSON: a.cpu: duplicate key "cpu"'),
+    ('{"nodes": [], "workloads": [], "nodes": []}',
+     'invalid JSON: nodes: duplicate key "nodes"'),
+    ('[{"x y": {"k": 1}}, {"x y": {"k": 1, "k": 1}}]',
+     'invalid JSON: [1]["x y"].k: duplicate key "k"'),
     ("1" * 5000, "invalid JSON: a number is too long or too large"),
     ("[1e999999999999999999999]", "invalid JSON: a number is too long or too large"),
     ("[" * 200000, "invalid JSON: nested too deeply"),
@@ -337,3 +342,117 @@ def test_the_schema_and_the_reader_agree(data):
 def test_build_distributor_gives_the_strategy_class():
     data = tour("Prioritized")
     assert type(build_distributor(load_problem(data))) is PrioritizedDistributor
+
+
+# --------------------------------------------- strict JSON, odd callers
+
+def test_a_schema_key_is_accepted_and_ignored():
+    data = dict(tour("Prioritized"), **{"$schema": "problem.schema.json"})
+    assert load_problem(data) == load_problem(tour("Prioritized"))
+    assert check_problem(json.dumps(data)) == []
+    assert VALIDATOR.is_valid(data)
+
+
+@pytest.mark.parametrize("text, path", [
+    ('{"nodes": [{"name": "\\ud800", "resources": {}}], "workloads": []}', "nodes[0].name"),
+    ('{"nodes": [{"name": "n", "resources": {"c\\udfffpu": 1}}], "workloads": []}',
+     'nodes[0].resources["c\\udfffpu"]'),
+    ('{"nodes": [], "workloads": [{"id": "w", "aversion_groups": ["\\udc00"]}]}',
+     "workloads[0].aversion_groups[0]"),
+])
+def test_names_must_be_valid_unicode(text, path):
+    with pytest.raises(InvalidInputError, match="lone surrogate") as caught:
+        load_problem(text)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_the_model_refuses_lone_surrogates_in_names():
+    from pylighthouse import Node, Workload
+    with pytest.raises(InvalidInputError, match="valid Unicode"):
+        Node("n\udc80", {})
+    with pytest.raises(InvalidInputError, match="valid Unicode"):
+        Workload.from_dict({"name": "\ud83d", "requirements": {}})
+    assert Node("nœud-☃", {}).name == "nœud-☃"
+
+
+def test_parse_json_and_solve_refuse_the_wrong_types_with_the_library_errors():
+    with pytest.raises(InvalidTypeError, match="problem: expected JSON text"):
+        parse_json(None)
+    with pytest.raises(InvalidTypeError, match="expected a Problem"):
+        solve(tour("Prioritized"))
+
+
+def test_a_json_string_is_not_decoded_twice():
+    text = json.dumps(json.dumps(tour("Prioritized")))
+    assert parse_json(text) == json.dumps(tour("Prioritized"))
+    with pytest.raises(InvalidTypeError, match="expected an object"):
+        load_problem(parse_json(text), parsed=True)
+    errors = check_problem(parse_json(text), parsed=True)
+    assert len(errors) == 1
+    assert errors[0].startswith('problem: expected an object (problem), got "{')
+
+
+def test_the_schema_id_is_a_uri_of_the_project():
+    from urllib.parse import urlsplit
+    parts = urlsplit(SCHEMA["$id"])
+    assert parts.scheme == "https" and "." in parts.netloc and not parts.netloc.endswith(
+        ".invalid")
+    assert "djhaskin987/pylighthouse" in parts.path
+    assert parts.path.endswith("/pylighthouse/schemas/problem.schema.json")
+
+
+# ------------------------------------- the quick path against the reader
+
+def _reader_and_quick(document):
+    from pylighthouse.problem import _plain_problem, _Reader
+    reader = _Reader()
+    expected = reader.problem(copy.deepcopy(document))
+    return (expected if not reader.errors else None), _plain_problem(document)
+
+
+@st.composite
+def _plain_documents(draw):
+    from instances import RUBRICS, batches, clusters
+    document = {"nodes": draw(clusters()), "workloads": draw(batches("w")),
+                "strategy": draw(st.sampled_from(["Prioritized", "roundrobin", "BinPack"]))}
+    if document["strategy"] == "BinPack" or draw(st.booleans()):
+        document["rubric"] = draw(RUBRICS)
+    if draw(st.booleans()):
+        document["partial"] = draw(st.booleans())
+    if draw(st.booleans()):  # as the JSON format writes them
+        text = json.dumps(document, default=float)
+        document = parse_json(text.replace("-Infinity", '"-inf"').replace("Infinity", '"inf"'))
+    return document
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(document=_plain_documents())
+def test_the_quick_path_builds_what_the_reader_builds(document):
+    expected, quick = _reader_and_quick(document)
+    if quick is not None:
+        assert expected is not None and quick == expected
+    names = [item["name"] for item in document["nodes"]]
+    if expected is not None and len(set(names)) == len(names):
+        assert quick == expected  # nothing unusual here: the quick path takes it
+
+
+def test_the_quick_path_declines_what_the_reader_refuses():
+    from test_fuzz_interfaces import problems
+
+    refused = []
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(text=problems())
+    def check(text):
+        try:
+            document = parse_json(text.encode("utf-8", "surrogatepass"))
+        except InvalidInputError:
+            return
+        expected, quick = _reader_and_quick(document)
+        if quick is not None:
+            assert expected is not None and quick == expected
+        elif expected is None:
+            refused.append(text)
+
+    check()
+    assert refused  # the hostile documents did reach the reader's refusals

@@ -1,0 +1,232 @@
+"""The command line's manners: pipes, full disks, closed stdin, bad ports, progress,
+the table's rounding and summary, --help, and the server it picks."""
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pylighthouse.cli import CLOSED_PIPE_STATUS, main
+from pylighthouse.progress import Progress
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 60
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+PYTHON = f'"{sys.executable}" -m pylighthouse'
+
+
+def shell(command, **options):
+    return subprocess.run(["bash", "-c", command], cwd=ROOT, env=ENV, capture_output=True,
+                          text=True, timeout=TIMEOUT, **options)
+
+
+def problem(workloads, capacity=1):
+    return {"nodes": [{"name": "n", "resources": {"cpu": capacity}}],
+            "workloads": [{"name": f"w-{i:05d}", "requirements": {"cpu": 1}}
+                          for i in range(workloads)]}
+
+
+# ---------------------------------------------------------------- output
+
+def test_a_closed_pipe_ends_quietly_with_the_conventional_status(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(problem(6000)))  # an answer of several pipe buffers
+    done = shell(f'{PYTHON} assign {path} | head -1; echo "status ${{PIPESTATUS[0]}}" >&2')
+    assert done.stdout == "{\n"
+    assert done.stderr == f"status {CLOSED_PIPE_STATUS}\n"
+
+
+def test_a_full_disk_is_one_line_and_status_2():
+    done = shell(f"{PYTHON} assign examples/tour.json > /dev/full")
+    assert done.returncode == 2
+    assert done.stderr == "pylighthouse: cannot write the output: No space left on device\n"
+
+
+def test_a_closed_stdin_is_one_line_and_status_2():
+    done = shell(f"{PYTHON} assign - <&-")
+    assert done.returncode == 2
+    assert done.stderr == "pylighthouse: stdin: cannot read: standard input is closed\n"
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_one_line_and_status_2(port):
+    done = shell(f"{PYTHON} serve --port={port}")
+    assert done.returncode == 2
+    assert done.stderr == f"pylighthouse: serve: --port: expected 0 to 65535, got {port}\n"
+
+
+def test_a_file_holding_a_json_string_is_not_decoded_twice(tmp_path, capsys):
+    path = tmp_path / "string.json"
+    path.write_text(json.dumps(json.dumps(problem(1))))
+    assert main(["assign", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"pylighthouse: {path}: problem: expected an object (problem), got \"{{")
+    assert main(["validate", str(path)]) == 2
+    assert "expected an object (problem)" in capsys.readouterr().err
+
+
+def test_repeated_keys_in_a_file_are_named(tmp_path, capsys):
+    path = tmp_path / "twice.json"
+    path.write_text('{"nodes": [{"name": "n", "resources": {"cpu": 1, "cpu": 9}}], '
+                    '"workloads": []}')
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f'pylighthouse: {path}: invalid JSON: nodes[0].resources.cpu: duplicate key "cpu" '
+        f'(each key may appear once)\n')
+
+
+# -------------------------------------------------------------- progress
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_shows_a_long_phase_on_a_terminal_and_erases_it():
+    stream = Terminal()
+    with Progress(stream, delay=0, interval=0.01).phase("placing 3 workloads"):
+        time.sleep(0.1)
+    written = stream.getvalue()
+    assert "\rpylighthouse: placing 3 workloads... 0 s" in written
+    assert written.endswith("\r")
+    assert written.rstrip("\r ").endswith(" s")
+
+
+def test_progress_is_silent_off_a_terminal_and_for_short_phases():
+    piped = io.StringIO()
+    with Progress(piped, delay=0, interval=0.01).phase("placing"):
+        time.sleep(0.05)
+    assert piped.getvalue() == ""
+    terminal = Terminal()
+    with Progress(terminal, delay=5).phase("placing"):
+        pass
+    assert terminal.getvalue() == ""
+
+
+def test_the_command_says_nothing_on_a_piped_stderr():
+    done = shell(f"{PYTHON} assign examples/tour.json")
+    assert done.returncode == 0 and done.stderr == ""
+
+
+# ----------------------------------------------------------------- table
+
+def test_the_table_never_rounds_a_resource_short_of_full_to_100(tmp_path, capsys):
+    data = {"nodes": [{"name": "n", "resources": {"cpu": 200, "mem": 1000}}],
+            "workloads": [{"name": "w", "requirements": {"cpu": 199, "mem": 1}}]}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    assert main(["assign", str(path), "--format", "table"]) == 0
+    out = capsys.readouterr().out
+    assert "  cpu  [###################.] 199/200 used (99%)\n" in out
+    assert "  mem  [#...................] 1/1000 used (1%)\n" in out
+    assert out.endswith("\nCluster: 1 node, 1 placed, 0 unplaced; fill: cpu 99%, mem 1%\n")
+
+
+def test_the_summary_counts_the_unplaced(tmp_path, capsys):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(problem(3, capacity=2)))
+    assert main(["assign", str(path), "--format", "table"]) == 1
+    assert capsys.readouterr().out.endswith(
+        "\nCluster: 1 node, 2 placed, 1 unplaced; fill: cpu 100%\n")
+
+
+# ------------------------------------------------------------------ help
+
+@pytest.mark.parametrize("args", [["--help"], ["assign", "--help"], ["serve", "--help"]])
+def test_help_has_examples(args, capsys):
+    with pytest.raises(SystemExit):
+        main(args)
+    out = capsys.readouterr().out
+    assert re.search(r"^examples?:$", out, re.M)
+    assert "  pylighthouse " in out
+
+
+# ----------------------------------------------------------------- serve
+
+def serving(*args):
+    process = subprocess.Popen([sys.executable, "-m", "pylighthouse", "serve", "--port", "0",
+                                *args], cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True)
+    banner = process.stderr.readline()
+    return process, banner
+
+
+def stop(process):
+    process.send_signal(signal.SIGINT)
+    try:
+        assert process.wait(timeout=TIMEOUT) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(TIMEOUT)
+        process.stderr.close()
+
+
+@pytest.mark.parametrize("server", ["wsgiref", "waitress"])
+def test_serve_runs_on_the_server_asked_for(server):
+    if server == "waitress":
+        pytest.importorskip("waitress")
+    process, banner = serving("--server", server, "--max-work", "4")
+    try:
+        assert f"with {server} " in banner, banner
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as answer:
+            assert json.loads(answer.read())["status"] == "ok"
+        body = json.dumps(problem(5)).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/assign-workloads",
+                                         data=body, method="POST")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=10)
+        assert caught.value.code == 413
+        assert "the limit is 4" in json.loads(caught.value.read())["error"]
+    finally:
+        stop(process)
+
+
+def test_serve_auto_prefers_waitress_when_installed():
+    try:
+        import waitress  # noqa: F401
+        expected = "waitress"
+    except ImportError:
+        expected = "wsgiref"
+    process, banner = serving()
+    try:
+        assert f"with {expected} " in banner, banner
+    finally:
+        stop(process)
+
+
+def test_assign_reports_its_phases_on_a_terminal(monkeypatch, capsys):
+    from pylighthouse import cli
+
+    terminal = Terminal()
+    slow = Progress(terminal, delay=0, interval=0.001)
+    real_phase = slow.phase
+
+    def phase(text):  # every phase lasts long enough to be shown
+        manager = real_phase(text)
+
+        class Slow:
+            def __enter__(self):
+                manager.__enter__()
+                time.sleep(0.05)
+
+            def __exit__(self, *exc):
+                return manager.__exit__(*exc)
+        return Slow()
+
+    slow.phase = phase
+    monkeypatch.setattr(cli, "Progress", lambda: slow)
+    monkeypatch.chdir(ROOT)
+    assert main(["assign", "examples/tour.json"]) == 0
+    shown = terminal.getvalue()
+    for text in ("reading examples/tour.json", "placing 3 workloads on 3 nodes (BinPack)",
+                 "writing the answer"):
+        assert f"\rpylighthouse: {text}... " in shown
+    assert json.loads(capsys.readouterr().out)["successful"] is True

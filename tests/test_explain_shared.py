@@ -1,0 +1,125 @@
+"""Shared explanations (Distributor.explain_all, problem.solve) against the unshared path.
+
+Workloads of one shape share one pass over the nodes; every explanation they
+get must equal the one computed for that workload alone.
+"""
+from decimal import Decimal
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pylighthouse as lighthouse
+from instances import RUBRICS, batches, clusters
+from pylighthouse.fit import check_fit
+from pylighthouse.problem import load_problem, solve
+
+STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
+
+
+def build(strategy, nodes, rubric):
+    if strategy == "BinPack":
+        return lighthouse.BinPackDistributor(rubric, nodes)
+    return lighthouse.distributors.distributor_class(strategy)(nodes)
+
+
+@st.composite
+def repeated_shapes(draw, prefix):
+    """Workloads drawn as a few shapes, each repeated under new names and,
+    sometimes, other aversion groups."""
+    shapes = draw(batches(f"{prefix}-shape", max_size=4))
+    loads = []
+    for index in range(draw(st.integers(0, 12))) if shapes else ():
+        spec = dict(draw(st.sampled_from(shapes)))
+        spec["name"] = f"{prefix}-{index}"
+        if draw(st.booleans()):
+            spec["aversion_groups"] = draw(st.lists(st.sampled_from(["a", "b", "c"]),
+                                                    max_size=2, unique=True))
+        loads.append(spec)
+    return loads
+
+
+@settings(max_examples=120, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(), rubric=RUBRICS, first=batches("w"),
+       probes=repeated_shapes("p"), cordon=st.integers(0, 6))
+def test_explain_all_equals_explaining_each_alone(strategy, nodes, rubric, first, probes,
+                                                  cordon):
+    distributor = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    if cordon < len(nodes):
+        distributor.cordon(nodes[cordon]["name"])
+    shared = distributor.explain_all(probes)
+    assert list(shared) == [probe["name"] for probe in probes]
+    for probe in probes:
+        alone = distributor.explain(probe)
+        assert shared[probe["name"]] == alone
+        assert str(shared[probe["name"]]) == str(alone)
+        assert shared[probe["name"]].summary() == alone.summary()
+
+
+@settings(max_examples=80, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(), rubric=RUBRICS, loads=repeated_shapes("w"),
+       partial=st.booleans())
+def test_solve_explains_each_unplaced_workload_as_alone(strategy, nodes, rubric, loads,
+                                                        partial):
+    problem = load_problem({"nodes": nodes, "workloads": loads, "strategy": strategy,
+                            "rubric": rubric})
+    outcome = solve(problem, partial=partial)
+    # The unshared path: the same placement, each leftover explained alone.
+    distributor = build(strategy, nodes, rubric)
+    result = distributor.attempt_assign_loads(loads)
+    if partial:
+        assert outcome.assignments == result
+        assert outcome.successful == all(node is not None for node in result.values())
+        expected = {load["name"]: str(distributor.explain(load))
+                    for load in loads if result[load["name"]] is None}
+        assert outcome.unplaced == expected
+    else:
+        stuck = [name for name, node in result.items() if node is None]
+        assert outcome.successful == (not stuck)
+        assert outcome.to_dict()["assignments"] == ({} if stuck else result)
+        for load in loads:
+            if load["name"] in stuck:
+                assert outcome.unplaced[load["name"]] == str(distributor.explain(load))
+            elif stuck:
+                assert outcome.unplaced[load["name"]].startswith("held back")
+        assert bool(outcome.unplaced) == bool(stuck)
+
+
+def test_all_or_nothing_decides_success_without_computing_reasons(monkeypatch):
+    problem = load_problem({"nodes": [{"name": "n", "resources": {"cpu": 1}}],
+                            "workloads": [{"name": "a", "requirements": {"cpu": 1}},
+                                          {"name": "b", "requirements": {"cpu": 1}}]})
+    calls = []
+    real = lighthouse.Distributor.explain_all
+    monkeypatch.setattr(lighthouse.Distributor, "explain_all",
+                        lambda self, loads: calls.append(loads) or real(self, loads))
+    outcome = solve(problem, partial=False)
+    assert outcome.to_dict() == {"successful": False, "assignments": {}}
+    assert not outcome.successful and calls == []
+    assert outcome.unplaced == {
+        "a": "held back: the call is all-or-nothing and 1 workload found no node",
+        "b": "0/1 nodes fit: 1 insufficient cpu (needs 1, most left 0)"}
+    assert len(calls) == 1
+
+
+def test_a_reason_keeps_the_quantities_as_written():
+    # Reasons are reused between calls; equal quantities written differently
+    # (2 and 2.0) must still come back as written.
+    load = lighthouse.Workload("w", {"cpu": Decimal("2.00")})
+    whole = check_fit({"cpu": Decimal("1")}, load)
+    again = check_fit({"cpu": Decimal("1.0")}, lighthouse.Workload("v", {"cpu": Decimal("2")}))
+    assert str(whole.needed) == "2.00" and str(whole.left) == "1"
+    assert str(again.needed) == "2" and str(again.left) == "1.0"
+
+
+@settings(max_examples=80, deadline=None)
+@given(strategy=STRATEGIES, nodes=clusters(), rubric=RUBRICS, first=batches("w"),
+       probes=repeated_shapes("p"))
+def test_the_lines_of_solve_equal_explaining_each_alone_even_where_nodes_fit(
+        strategy, nodes, rubric, first, probes):
+    from pylighthouse.problem import _reasons
+    distributor = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    loads = lighthouse.Workload.from_list(probes)
+    assert _reasons(distributor, loads) == {
+        load.name: str(distributor.explain(load)) for load in loads}
