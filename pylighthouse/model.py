@@ -9,7 +9,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 
 import attr
 
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError, shown
 from .quantities import share, to_number, to_quantities
 
 __all__ = ["Node", "Workload"]
@@ -19,7 +19,7 @@ def check_name(value: Any, where: str) -> str:
     """Return ``value`` if it is a non-empty string, else raise naming ``where``."""
     if not isinstance(value, str):
         raise InvalidTypeError(
-            f"{where}: name must be a string, got {type(value).__name__} {value!r}")
+            f"{where}: name must be a string, got {type(value).__name__} {shown(value)}")
     if not value:
         raise InvalidInputError(f"{where}: name must not be empty")
     return value
@@ -52,12 +52,12 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
             f"{where}: {field} must be a list, tuple or set of strings, "
-            f"got {type(value).__name__} {value!r}")
+            f"got {type(value).__name__} {shown(value)}")
     names = list(value)
     for name in names:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
-                f"{where}: {field} must hold non-empty strings, got {name!r}")
+                f"{where}: {field} must hold non-empty strings, got {shown(name)}")
     return _shared(frozenset(names)) if names else _EMPTY
 
 
@@ -86,14 +86,15 @@ def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[st
         unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
         if unknown:
             raise InvalidInputError(
-                f"{where}: unknown field {unknown[0]!r} "
+                f"{where}: unknown field {shown(unknown[0])} "
                 f"(a {kind} has: {', '.join(allowed)})")
     fields = dict(data)
     if "id" in fields:
         identifier = fields.pop("id")
         if "name" in fields and fields["name"] != identifier:
             raise InvalidInputError(
-                f"{where}: 'name' and 'id' disagree ({fields['name']!r} != {identifier!r})")
+                f"{where}: 'name' and 'id' disagree "
+                f"({shown(fields['name'])} != {shown(identifier)})")
         fields["name"] = identifier
     if "name" not in fields:
         raise InvalidInputError(f"{where}: missing field 'name'")
@@ -105,7 +106,7 @@ _ALLOWED: Dict[Tuple[str, ...], FrozenSet[str]] = {}
 
 
 def _label(kind: str, name: Any) -> str:
-    return f"{kind} {name!r}"
+    return f"{kind} {shown(name)}"
 
 
 @attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import attr
 
 from .distributors import Distributor, NodeState, PrioritizedDistributor
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError, shown
 from .fit import check_fit
 from .model import Node, Workload, check_name
 from .quantities import ZERO, to_number, to_quantity
@@ -488,7 +488,7 @@ def _template(item: Any, where: str) -> _Template:
     unknown = sorted(set(map(str, item)) - {"name", "resources", "cost"})
     if unknown:
         raise InvalidInputError(
-            f"{where}: unknown field {unknown[0]!r} (a template has: name, resources, cost)")
+            f"{where}: unknown field {shown(unknown[0])} (a template has: name, resources, cost)")
     if "resources" not in item:
         raise InvalidInputError(f"{where}: missing field 'resources'")
     prefix = check_name(item.get("name", DEFAULT_PREFIX), where)
@@ -503,7 +503,7 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTypeError(
-            f"{what}: expected a whole number or None, got {type(value).__name__} {value!r}")
+            f"{what}: expected a whole number or None, got {type(value).__name__} {shown(value)}")
     if value < 0:
         raise InvalidInputError(f"{what}: must be at least 0, got {value}")
     return value
@@ -600,10 +600,10 @@ def _accept_values(values: Any, distributor: Distributor) -> Dict[str, Decimal]:
     accepted = {}
     for name, value in values.items():
         if name not in names:
-            raise InvalidInputError(f"values: node {name!r}: no such node")
-        number = to_quantity(value, f"values: node {name!r}")
+            raise InvalidInputError(f"values: node {shown(name)}: no such node")
+        number = to_quantity(value, f"values: node {shown(name)}")
         if not ZERO <= number <= 1:
             raise InvalidInputError(
-                f"values: node {name!r}: value must be from 0 to 1, got {value!r}")
+                f"values: node {shown(name)}: value must be from 0 to 1, got {shown(value)}")
         accepted[name] = number
     return accepted

@@ -17,7 +17,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, Union
 
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError, shown
 
 #: The arithmetic context used for every computation on quantities.
 EXACT = decimal.Context(
@@ -55,11 +55,11 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
         quantity = _MADE.get((kind, value))
         if quantity is not None:
             if finite and quantity.is_infinite():
-                raise InvalidInputError(f"{where}: must be finite, got {value!r}")
+                raise InvalidInputError(f"{where}: must be finite, got {shown(value)}")
             return quantity
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
         raise InvalidTypeError(
-            f"{where}: expected a number, got {type(value).__name__} {value!r}")
+            f"{where}: expected a number, got {type(value).__name__} {shown(value)}")
     if isinstance(value, Decimal):
         quantity = value
     elif isinstance(value, int):
@@ -76,7 +76,7 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     if quantity.is_nan():
         raise InvalidInputError(f"{where}: NaN is not a quantity")
     if finite and quantity.is_infinite():
-        raise InvalidInputError(f"{where}: must be finite, got {value!r}")
+        raise InvalidInputError(f"{where}: must be finite, got {shown(value)}")
     if (kind is int or (kind is float and value)) and len(_MADE) < _MADE_LIMIT:
         _MADE[kind, value] = quantity
     return quantity
@@ -101,7 +101,7 @@ def _rational_to_decimal(value: numbers.Real, where: str) -> Decimal:
         fives += 1
     if denominator != 1:
         raise InvalidInputError(
-            f"{where}: {value!r} has no exact decimal form")
+            f"{where}: {shown(value)} has no exact decimal form")
     scale = max(twos, fives)
     numerator = fraction.numerator * (10 ** scale // fraction.denominator)
     return Decimal(numerator).scaleb(-scale, EXACT)
@@ -197,7 +197,7 @@ def to_quantities(value: Any, where: str, field: str,
         kind = type(quantity)
         known = _MADE.get((kind, quantity)) if kind is int or kind is float else None
         if known is None or (finite and known.is_infinite()):
-            known = to_quantity(quantity, f"{_field_label(where, field)}[{key!r}]", finite)
+            known = to_quantity(quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
         checked[key] = known
     # Workloads come in a few flavours: equal mappings (the same keys, the
     # same Decimal objects) share one read-only copy, which keeps those
@@ -236,4 +236,4 @@ def _check_key(key: Any, where: str, field: str) -> None:
     """Raise unless ``key`` is a non-empty string (a subclass of str is kept)."""
     if not isinstance(key, str) or not key:
         raise InvalidInputError(
-            f"{_field_label(where, field)} keys must be non-empty strings, got {key!r}")
+            f"{_field_label(where, field)} keys must be non-empty strings, got {shown(key)}")
