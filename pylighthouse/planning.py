@@ -18,7 +18,7 @@ from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import InvalidInputError, InvalidTypeError, shown
 from .fit import check_fit
 from .model import Node, Workload, check_name
-from .quantities import ZERO, to_number, to_quantity
+from .quantities import ZERO, exactly, to_number, to_quantity
 
 __all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
            "lower_bound"]
@@ -132,6 +132,7 @@ class _Template:
     cost: Decimal
 
 
+@exactly
 def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
                   templates: Union[TemplateLike, Iterable[TemplateLike]],
                   max_new_nodes: Optional[int] = None) -> ScaleUpPlan:
@@ -183,6 +184,7 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
     """
+    _accept_distributor(distributor)
     shapes = _accept_templates(templates)
     limit = _accept_limit(max_new_nodes, "max_new_nodes")
     found = []
@@ -234,6 +236,7 @@ def _largest_first(loads: List[Workload], templates: List[_Template]) -> List[Wo
     return sorted(loads, key=share, reverse=True)
 
 
+@exactly
 def lower_bound(distributor: Distributor, pending: Iterable[Any],
                 templates: Union[TemplateLike, Iterable[TemplateLike]]) -> int:
     """Return a number of new nodes below which ``pending`` cannot all be placed.
@@ -247,6 +250,7 @@ def lower_bound(distributor: Distributor, pending: Iterable[Any],
 
     Cost: one placement of ``pending`` on a copy, plus O(W x R).
     """
+    _accept_distributor(distributor)
     search = _Search(distributor, Workload.from_list(pending),
                      _accept_templates(templates))
     return search.bound(range(len(search.templates)))
@@ -466,6 +470,12 @@ def _exact(number: Any) -> Fraction:
     return Fraction(to_quantity(number, "quantity"))
 
 
+def _accept_distributor(distributor: Any) -> None:
+    if not isinstance(distributor, Distributor):
+        raise InvalidTypeError(
+            f"distributor: expected a Distributor, got {type(distributor).__name__}")
+
+
 def _accept_templates(templates: Any) -> List[_Template]:
     if isinstance(templates, (Node, MappingABC)):
         templates = [templates]
@@ -511,6 +521,7 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
 
 # ------------------------------------------------------------ scale down
 
+@exactly
 def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
                     values: Optional[Mapping[str, Any]] = None) -> ScaleDownPlan:
     """Plan which nodes could be given back, each with all its workloads moved away.
@@ -542,6 +553,7 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
     Cost: O(N) trials per pass, each a copy and a drain, O(P x R + K x N x R)
     for P placed workloads and K on the node; usually two passes, at worst N.
     """
+    _accept_distributor(distributor)
     limit = _accept_limit(max_nodes, "max_nodes")
     wanted = _accept_values(values, distributor)
     state = distributor.to_dict()
