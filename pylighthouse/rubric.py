@@ -5,6 +5,7 @@ from typing import Any, Dict, Mapping, Tuple
 
 import attr
 
+from .model import quantities_repr
 from .quantities import EXACT, ZERO, to_number, to_quantities
 
 __all__ = ["Rubric"]
@@ -40,7 +41,10 @@ class Rubric:
         return hash(frozenset(self.weights.items()))
 
     def __repr__(self) -> str:
-        return f"Rubric({self.to_dict()!r})"
+        return f"Rubric({quantities_repr(self.weights)})"
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        return (Rubric, (dict(self.weights),))
 
     def to_dict(self) -> Dict[str, Any]:
         """Return the non-zero weights as plain numbers."""
