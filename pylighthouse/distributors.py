@@ -25,7 +25,8 @@ from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import DEFAULT_LOAD, NodeIndex
 from .errors import shown
 from .model import Node, Workload, check_name
-from .quantities import EXACT, ZERO, from_json_quantity, to_json_quantity, to_number
+from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
+                         use_context)
 from .rubric import Rubric
 
 __all__ = ["Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
@@ -87,14 +88,22 @@ def _single_or_many(names: Any, what: str) -> List[Any]:
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+_current, _use = decimal.getcontext, use_context
 
 
 def _reading(method: _Method) -> _Method:
     """Run ``method`` under the distributor's lock, in the exact decimal context."""
     @functools.wraps(method)
     def locked(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
-        with self._lock, decimal.localcontext(EXACT):
-            return method(self, *args, **kwargs)
+        with self._lock:
+            caller = _current()
+            if caller is EXACT:
+                return method(self, *args, **kwargs)
+            _use(EXACT)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                _use(caller)
     return cast(_Method, locked)
 
 
@@ -108,9 +117,11 @@ def _changing(method: _Method) -> _Method:
     """
     @functools.wraps(method)
     def guarded(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
-        with self._lock, decimal.localcontext(EXACT):
+        with self._lock:
             if self._journal is not None:
                 return method(self, *args, **kwargs)
+            caller = _current()
+            _use(EXACT)
             journal = self._journal = _Journal(self)
             try:
                 return method(self, *args, **kwargs)
@@ -120,6 +131,7 @@ def _changing(method: _Method) -> _Method:
                 raise
             finally:
                 self._journal = None
+                _use(caller)
     return cast(_Method, guarded)
 
 

@@ -34,12 +34,28 @@ _Function = TypeVar("_Function", bound=Callable[..., Any])
 
 def exactly(function: _Function) -> _Function:
     """Run ``function`` in the :data:`EXACT` context, whatever the caller's
-    context is (its precision, its traps)."""
+    context is (its precision, its traps), and give the caller's back.
+
+    :data:`EXACT` itself becomes the thread's context for the call (no copy
+    is made: its flags are never read, and its traps are the library's).
+    Cost: about 0.2 us a call; nothing when already in it.
+    """
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
-        with decimal.localcontext(EXACT):
+        caller = _current()
+        if caller is EXACT:
             return function(*args, **kwargs)
+        _use(EXACT)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _use(caller)
     return cast(_Function, run)
+
+
+_current = decimal.getcontext
+#: Make a context the thread's current one, without copying it.
+use_context = _use = decimal.setcontext
 
 
 INFINITY = Decimal("Infinity")
