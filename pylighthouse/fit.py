@@ -82,7 +82,7 @@ def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[
                 kind = NOT_TOLERATED if left < ZERO else INSUFFICIENT
                 return Reason(kind, key, needed, left)
         return None
-    except (AttributeError, TypeError):
+    except (AttributeError, TypeError, ArithmeticError):  # (a signalling NaN...)
         if not isinstance(workload, Workload):
             raise InvalidTypeError(f"check_fit: workload: expected a Workload, "
                                    f"got {type(workload).__name__}") from None

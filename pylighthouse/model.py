@@ -104,8 +104,8 @@ def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[st
                 f"(a {kind} has: {', '.join(allowed)})")
     fields = dict(data)
     if "id" in fields:
-        identifier = fields.pop("id")
-        if "name" in fields and fields["name"] != identifier:
+        identifier = check_name(fields.pop("id"), where)
+        if "name" in fields and check_name(fields["name"], where) != identifier:
             raise InvalidInputError(
                 f"{where}: 'name' and 'id' disagree "
                 f"({shown(fields['name'])} != {shown(identifier)})")
