@@ -6,7 +6,7 @@ and learn which workload goes to which node, and why one found no home.
 from .distributors import (BinPackDistributor, Distributor, NodeState,
                            PrioritizedDistributor, RoundRobinDistributor)
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     LighthouseException, UnknownNameError)
+                     LighthouseException, RemovedAPIError, UnknownNameError)
 from .explain import Explanation
 from .fit import Reason, check_fit
 from .model import Node, Workload
@@ -21,6 +21,6 @@ __all__ = [
     "BinPackDistributor", "NodeState", "Explanation", "Reason", "check_fit",
     "plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
     "LighthouseException", "InvalidInputError", "InvalidTypeError",
-    "DuplicateNameError", "UnknownNameError",
+    "DuplicateNameError", "UnknownNameError", "RemovedAPIError",
     "__version__",
 ]

@@ -179,9 +179,9 @@ class Distributor:
     call that raises leaves the distributor exactly as it was.
 
     A distributor may be shared between threads: every public method runs
-    under the distributor's own lock (a :class:`threading.RLock`), one call
+    under the distributor's own lock (a ``threading.RLock``), one call
     at a time, in the library's own decimal context whatever the caller's
-    is. Copies (:func:`copy.copy`, :func:`copy.deepcopy`, :mod:`pickle`) are
+    is. Copies (``copy.copy``, ``copy.deepcopy``, ``pickle``) are
     independent and make the same decisions as the original; they are
     rebuilt from the :meth:`to_dict` snapshot, O(N x R + W x R).
     """

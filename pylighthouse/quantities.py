@@ -82,7 +82,7 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     ``where`` names the item and field for error messages, for example
     ``"workload 'web-1' requirements['cpu']"``.
 
-    Any :class:`numbers.Real` is accepted when its value can be read
+    Any ``numbers.Real`` is accepted when its value can be read
     exactly: ints and other integers (numpy's too) as they are; floats, and
     binary floats of other widths (numpy ``float32``...), through their
     shortest decimal text, ``0.1`` meaning 0.1; fractions with an exact
