@@ -149,7 +149,7 @@ class _Journal:
 
     def __init__(self, distributor: "Distributor"):
         self.slots: Dict[_Slot, Tuple[Dict[str, Decimal], Dict[str, Workload],
-                                      Counter, bool]] = {}
+                                      "Counter[str]", bool]] = {}
         self.added: Dict[str, None] = {}
         self.where: Optional[Dict[str, _Slot]] = None
         self.joined: Dict[str, None] = {}

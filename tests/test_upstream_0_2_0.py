@@ -5,7 +5,8 @@ The 0.2.0 suite placed workloads on mutable nodes directly
 ``__dict__``; here the same behaviours are checked through a distributor,
 its node states, and the node values, which never change. Each test names
 the behaviour it keeps; the strategies are the three of 0.2.0 (BinPack
-with every non-negative resource weighing 1, as that suite did).
+with every non-negative resource weighing 1, as that suite did). The
+manual's first example, which that suite ran too, is in test_distributors.
 """
 import pytest
 
@@ -83,17 +84,6 @@ def test_a_workload_too_big_or_needing_what_a_node_lacks_goes_nowhere(resources)
 def test_a_workload_requiring_nothing_goes_anywhere():
     assert placed_alone({"name": "mynode", "resources": {"cpu": 10, "mem": 10}},
                         {"name": "vacuous", "requirements": {}}) == "mynode"
-
-
-def test_the_manuals_first_example():
-    distributor = lighthouse.PrioritizedDistributor.from_list(nodes=lighthouse.Node.from_list([
-        {"name": "cluster-member-1", "resources": {"cpu": 6, "mem": 12, "disk": 50}},
-        {"name": "cluster-member-2", "resources": {"cpu": 4, "mem": 16, "disk": 40}},
-        {"name": "cluster-member-3", "resources": {"cpu": 0.7, "mem": 1.3, "disk": 17}}]))
-    assert distributor.attempt_assign_loads(lighthouse.Workload.from_list([
-        {"name": "vm-1", "requirements": {"cpu": 0.2, "mem": 0.1}},
-        {"name": "vm-2", "requirements": {"cpu": 0.3, "mem": 0.3, "disk": 1}}])) == \
-        {"vm-1": "cluster-member-1", "vm-2": "cluster-member-1"}
 
 
 def test_placement_strategies_on_the_consistent_data():
