@@ -716,7 +716,8 @@ class Distributor:
     def _put(self, workload: Workload, slot: _Slot) -> None:
         journal = self._journal
         if journal is not None:
-            journal.touch(slot)
+            if slot not in journal.slots:
+                journal.touch(slot)
             journal.added[workload.name] = None
         remaining = slot.remaining
         before = {key: remaining[key] for key in workload.requirements}

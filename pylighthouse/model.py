@@ -10,7 +10,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 
 import attr
 
-from .errors import InvalidInputError, InvalidTypeError, shown
+from .errors import SHOWN_LIMIT, InvalidInputError, InvalidTypeError, shown
 from .quantities import share, to_number, to_quantities
 from .removed import Removed
 
@@ -119,8 +119,10 @@ def _fields(data: Any, where: str, kind: str, allowed: Iterable[str]) -> Dict[st
 _ALLOWED: Dict[Tuple[str, ...], FrozenSet[str]] = {}
 
 
-def _label(kind: str, name: Any) -> str:
-    return f"{kind} {shown(name)}"
+def _label(kind: str, name: str) -> str:
+    # (A name of usual length is shown whole, without a call: this runs for
+    # every node and workload built.)
+    return f"{kind} {name!r}" if len(name) <= SHOWN_LIMIT else f"{kind} {shown(name)}"
 
 
 @attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
