@@ -27,6 +27,7 @@ from .errors import shown
 from .model import Node, Workload, check_name
 from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
                          use_context)
+from .removed import Removed
 from .rubric import Rubric
 
 __all__ = ["Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
@@ -930,6 +931,8 @@ class RoundRobinDistributor(Distributor):
     """
 
     strategy = "RoundRobin"
+    next = Removed("the position where the next search starts is cursor; it now "
+                   "moves past the node that took a workload")
 
     def __init__(self, nodes: Iterable[NodeLike] = ()):
         self._cursor = 0
@@ -989,6 +992,8 @@ class BinPackDistributor(Distributor):
     """
 
     strategy = "BinPack"
+    scores = Removed("a node's score is rubric.score(node_state(name).remaining); the "
+                     "order nodes are tried in is explain(workload).fits")
     _rekeyed = True
     _sorts_each_call = True
 

@@ -6,11 +6,13 @@ about (:meth:`~pylighthouse.Distributor.to_dict`, then
 so a plan follows the distributor's strategy and the one fit rule exactly,
 and the distributor itself is never changed.
 """
+import functools
 import math
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    TypeVar, Union, cast)
 
 import attr
 
@@ -28,6 +30,22 @@ DEFAULT_PREFIX = "node"
 
 TemplateLike = Union[Node, Mapping[str, Any]]
 Mix = Tuple[int, ...]  # template positions, in the order their nodes are added
+
+
+_Planner = TypeVar("_Planner", bound=Callable[..., Any])
+
+
+def _holding_its_lock(planner: _Planner) -> _Planner:
+    """Run ``planner`` with its distributor's lock held throughout: other
+    threads' calls on that distributor wait, and the plan sees one state."""
+    @functools.wraps(planner)
+    def run(distributor: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(distributor, Distributor):
+            raise InvalidTypeError(
+                f"distributor: expected a Distributor, got {type(distributor).__name__}")
+        with distributor._lock:
+            return planner(distributor, *args, **kwargs)
+    return cast(_Planner, run)
 
 
 # ------------------------------------------------------------------ plans
@@ -133,6 +151,7 @@ class _Template:
 
 
 @exactly
+@_holding_its_lock
 def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
                   templates: Union[TemplateLike, Iterable[TemplateLike]],
                   max_new_nodes: Optional[int] = None) -> ScaleUpPlan:
@@ -184,7 +203,6 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
     """
-    _accept_distributor(distributor)
     shapes = _accept_templates(templates)
     limit = _accept_limit(max_new_nodes, "max_new_nodes")
     found = []
@@ -237,6 +255,7 @@ def _largest_first(loads: List[Workload], templates: List[_Template]) -> List[Wo
 
 
 @exactly
+@_holding_its_lock
 def lower_bound(distributor: Distributor, pending: Iterable[Any],
                 templates: Union[TemplateLike, Iterable[TemplateLike]]) -> int:
     """Return a number of new nodes below which ``pending`` cannot all be placed.
@@ -250,7 +269,6 @@ def lower_bound(distributor: Distributor, pending: Iterable[Any],
 
     Cost: one placement of ``pending`` on a copy, plus O(W x R).
     """
-    _accept_distributor(distributor)
     search = _Search(distributor, Workload.from_list(pending),
                      _accept_templates(templates))
     return search.bound(range(len(search.templates)))
@@ -470,12 +488,6 @@ def _exact(number: Any) -> Fraction:
     return Fraction(to_quantity(number, "quantity"))
 
 
-def _accept_distributor(distributor: Any) -> None:
-    if not isinstance(distributor, Distributor):
-        raise InvalidTypeError(
-            f"distributor: expected a Distributor, got {type(distributor).__name__}")
-
-
 def _accept_templates(templates: Any) -> List[_Template]:
     if isinstance(templates, (Node, MappingABC)):
         templates = [templates]
@@ -522,6 +534,7 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
 # ------------------------------------------------------------ scale down
 
 @exactly
+@_holding_its_lock
 def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
                     values: Optional[Mapping[str, Any]] = None) -> ScaleDownPlan:
     """Plan which nodes could be given back, each with all its workloads moved away.
@@ -553,7 +566,6 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
     Cost: O(N) trials per pass, each a copy and a drain, O(P x R + K x N x R)
     for P placed workloads and K on the node; usually two passes, at worst N.
     """
-    _accept_distributor(distributor)
     limit = _accept_limit(max_nodes, "max_nodes")
     wanted = _accept_values(values, distributor)
     state = distributor.to_dict()

@@ -50,8 +50,15 @@ class Rubric:
         """Return the non-zero weights as plain numbers."""
         return {key: to_number(weight) for key, weight in self.weights.items()}
 
-    def score(self, quantities: Mapping[str, Decimal]) -> Decimal:
+    def score(self, quantities: Mapping[str, Any]) -> Decimal:
         """Return the weighted sum of ``quantities`` (NaN when undefined).
+
+        ``quantities`` maps names to decimals, or to plain numbers (a
+        :class:`~pylighthouse.NodeState`'s ``remaining``), read exactly.
+
+        Raises:
+            InvalidTypeError, InvalidInputError: ``quantities`` is not a
+                mapping of names to numbers.
 
         Cost: O(number of weights).
         """
@@ -63,6 +70,8 @@ class Rubric:
                     total = _ADD(total, _MULTIPLY(weight, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
+        except (TypeError, AttributeError):  # plain numbers, or not numbers at all
+            return self.score(to_quantities(quantities, "", "quantities", False))
         if total.is_finite():
             return total
         return self._infinite_score(quantities)

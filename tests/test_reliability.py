@@ -321,3 +321,16 @@ def test_arithmetic_ignores_the_callers_decimal_context():
     with decimal.localcontext(decimal.Context(
             prec=3, traps=[decimal.Inexact, decimal.Rounded, decimal.InvalidOperation])):
         assert session() == expected
+
+
+def test_a_rubric_scores_plain_numbers_and_refuses_what_is_not():
+    from pylighthouse import BinPackDistributor
+    distributor = BinPackDistributor.from_list({"cpu": 1, "mem": 0.5},
+                                               [{"name": "a", "resources": {"cpu": 1.5,
+                                                                            "mem": 2}}])
+    remaining = distributor.node_state("a").remaining  # plain numbers
+    assert distributor.rubric.score(remaining) == Decimal("2.5")
+    with pytest.raises(InvalidTypeError, match=r"quantities\['cpu'\]"):
+        distributor.rubric.score({"cpu": "x"})
+    with pytest.raises(InvalidTypeError, match="quantities"):
+        distributor.rubric.score(None)

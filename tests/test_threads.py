@@ -95,3 +95,20 @@ def test_threads_sharing_a_distributor_keep_the_books_exact(strategy):
         count = len(state.workloads)
         assert state.remaining == {"cpu": 8 - count,
                                    "mem": float(Decimal("0.8") - count * Decimal("0.1"))}
+
+
+def test_planners_hold_the_distributors_lock_while_they_read_it(monkeypatch):
+    from pylighthouse import plan_scale_down, plan_scale_up
+    distributor = build("Prioritized", NODES)
+    distributor.attempt_assign_loads([{"name": "w", "requirements": {"cpu": 1}}])
+    held = []
+    real = type(distributor).to_dict
+
+    def watched(self):
+        held.append(distributor._lock._is_owned())
+        return real(self)
+    monkeypatch.setattr(type(distributor), "to_dict", watched)
+    plan_scale_up(distributor, [{"name": "p", "requirements": {"cpu": 9}}],
+                  {"resources": {"cpu": 16, "mem": 1}})
+    plan_scale_down(distributor)
+    assert held and all(held)

@@ -196,3 +196,10 @@ def test_empty_names_are_refused_with_the_field_named():
         Node.from_dict({"name": "", "resources": {}})
     with pytest.raises(LighthouseException, match="name must not be empty"):
         Workload.from_dict({"name": "", "requirements": {}})
+
+
+def test_the_old_distributor_attributes_say_what_to_use_instead():
+    with pytest.raises(RemovedAPIError, match="cursor"):
+        RoundRobinDistributor.from_list([]).next
+    with pytest.raises(RemovedAPIError, match="rubric.score"):
+        BinPackDistributor.from_list({"cpu": 1}, []).scores
