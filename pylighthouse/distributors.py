@@ -8,21 +8,25 @@ tried and the order in which one call's workloads are placed; whether a
 workload fits is always decided by :func:`pylighthouse.fit.check_fit`.
 """
 import decimal
+import functools
 import operator
+import threading
 from collections import Counter
 from decimal import Decimal
-from typing import (Any, ClassVar, Dict, Iterable, List, Mapping,
-                    Optional, Sequence, Set, Tuple, Type, Union)
+from typing import (Any, Callable, ClassVar, Dict, Iterable, List, Mapping,
+                    Optional, Sequence, Set, Tuple, Type, TypeVar, Union, cast)
 
 import attr
 
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     UnknownNameError)
+                     UnknownNameError, shown)
 from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import DEFAULT_LOAD, NodeIndex
 from .model import Node, Workload, check_name
-from .quantities import EXACT, ZERO, from_json_quantity, to_json_quantity, to_number
+from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
+                         use_context)
+from .removed import Removed
 from .rubric import Rubric
 
 __all__ = ["Distributor", "PrioritizedDistributor", "RoundRobinDistributor",
@@ -83,15 +87,103 @@ def _single_or_many(names: Any, what: str) -> List[Any]:
     return list(names)
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+_current, _use = decimal.getcontext, use_context
+
+
+def _reading(method: _Method) -> _Method:
+    """Run ``method`` under the distributor's lock, in the exact decimal context."""
+    @functools.wraps(method)
+    def locked(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            caller = _current()
+            if caller is EXACT:
+                return method(self, *args, **kwargs)
+            _use(EXACT)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                _use(caller)
+    return cast(_Method, locked)
+
+
+def _changing(method: _Method) -> _Method:
+    """:func:`_reading`, and undo everything ``method`` changed if it raises.
+
+    Whatever is raised inside (bad input found late, an internal error, a
+    KeyboardInterrupt), the distributor is put back exactly as it was, then
+    the exception goes on. A call made from inside another one belongs to
+    the outer call's undo.
+    """
+    @functools.wraps(method)
+    def guarded(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            if self._journal is not None:
+                return method(self, *args, **kwargs)
+            caller = _current()
+            _use(EXACT)
+            journal = self._journal = _Journal(self)
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                self._journal = None
+                self._roll_back(journal)
+                raise
+            finally:
+                self._journal = None
+                _use(caller)
+    return cast(_Method, guarded)
+
+
+class _Journal:
+    """What one call changed, kept so that it can be undone.
+
+    Each node touched is copied the first time it is touched (O(R +
+    workloads on it)); the placement table and the node table are copied
+    only when an entry that predates the call leaves them (drain,
+    remove_nodes: O(W) or O(N)). Names placed or nodes joined during the
+    call are listed, which is enough to undo their arrival.
+    """
+
+    __slots__ = ("slots", "added", "where", "joined", "order", "joins", "memento")
+
+    def __init__(self, distributor: "Distributor"):
+        self.slots: Dict[_Slot, Tuple[Dict[str, Decimal], Dict[str, Workload],
+                                      "Counter[str]", bool]] = {}
+        self.added: Dict[str, None] = {}
+        self.where: Optional[Dict[str, _Slot]] = None
+        self.joined: Dict[str, None] = {}
+        self.order: Optional[Dict[str, _Slot]] = None
+        self.joins = distributor._joins
+        self.memento = distributor._memento()
+
+    def touch(self, slot: _Slot) -> None:
+        """Keep ``slot``'s state as it was before this call changed it."""
+        if slot not in self.slots:
+            self.slots[slot] = (dict(slot.remaining), dict(slot.workloads),
+                                Counter(slot.groups), slot.cordoned)
+
+    def leaving(self, table: Dict[str, _Slot], fresh: Dict[str, None]) -> Dict[str, _Slot]:
+        """A copy of ``table`` without the entries that arrived during this call."""
+        return {name: slot for name, slot in table.items() if name not in fresh}
+
+
 class Distributor:
     """Owns nodes and placements; places workloads in its strategy's order.
 
     Use one of the strategies: :class:`PrioritizedDistributor`,
     :class:`RoundRobinDistributor` or :class:`BinPackDistributor`. A
     distributor is stateful: every call sees what earlier calls placed. Every
-    method validates its input before changing anything, so a call that
-    raises leaves the distributor exactly as it was. It is not thread-safe:
-    share one between threads only behind a lock.
+    method validates its input before changing anything, and undoes what it
+    changed if anything is raised later (an internal error included), so a
+    call that raises leaves the distributor exactly as it was.
+
+    A distributor may be shared between threads: every public method runs
+    under the distributor's own lock (a ``threading.RLock``), one call
+    at a time, in the library's own decimal context whatever the caller's
+    is. Copies (``copy.copy``, ``copy.deepcopy``, ``pickle``) are
+    independent and make the same decisions as the original; they are
+    rebuilt from the :meth:`to_dict` snapshot, O(N x R + W x R).
     """
 
     #: The strategy's name, as used in snapshots and JSON problems.
@@ -119,6 +211,8 @@ class Distributor:
             raise InvalidTypeError(
                 "Distributor is the base class: use PrioritizedDistributor, "
                 "RoundRobinDistributor or BinPackDistributor")
+        self._lock = threading.RLock()
+        self._journal: Optional[_Journal] = None
         self._slots: Dict[str, _Slot] = {}
         self._where: Dict[str, _Slot] = {}
         self._group_nodes: Dict[str, Counter[str]] = {}
@@ -138,15 +232,18 @@ class Distributor:
     # ----------------------------------------------------------------- reading
 
     @property
+    @_reading
     def nodes(self) -> List[Node]:
         """The nodes, with their capacities, in the order they were given. O(N)."""
         return [slot.node for slot in self._slots.values()]
 
     @property
+    @_reading
     def assignments(self) -> Dict[str, str]:
         """A new dict of every placed workload's name to its node's name. O(W)."""
         return {name: slot.name for name, slot in self._where.items()}
 
+    @_reading
     def node_state(self, name: str) -> NodeState:
         """Return the :class:`NodeState` of node ``name``.
 
@@ -160,6 +257,7 @@ class Distributor:
                          _plain(slot.remaining), tuple(slot.workloads),
                          slot.cordoned)
 
+    @_reading
     def node_states(self) -> List[NodeState]:
         """Return the :class:`NodeState` of every node, in the order given.
 
@@ -167,6 +265,7 @@ class Distributor:
         """
         return [self.node_state(name) for name in self._slots]
 
+    @_reading
     def workload(self, name: str) -> Workload:
         """Return the placed workload called ``name``.
 
@@ -179,6 +278,7 @@ class Distributor:
 
     # --------------------------------------------------------------- placing
 
+    @_changing
     def attempt_assign_loads(self, workloads: Iterable[WorkloadLike],
                              all_or_nothing: bool = False) -> Dict[str, Optional[str]]:
         """Place ``workloads`` (Workload objects or dicts) onto the nodes.
@@ -201,10 +301,9 @@ class Distributor:
         clusters, all of them at worst), and O(R log N) to book the
         placement. See :doc:`/performance`.
         """
-        loads = self._accept_workloads(workloads)
-        with decimal.localcontext(EXACT):
-            return self._assign(loads, all_or_nothing)
+        return self._assign(self._accept_workloads(workloads), all_or_nothing)
 
+    @_changing
     def release_loads(self, names: Iterable[Union[str, Workload]]) -> Dict[str, str]:
         """The named workloads finish: give their resources back exactly.
 
@@ -218,9 +317,14 @@ class Distributor:
         in its order, O(log N) amortised).
         """
         wanted = self._accept_placed_names(names, "release_loads")
-        with decimal.localcontext(EXACT):
-            return {name: self._unplace(name).name for name in wanted}
+        # Each name leaves the placement table at the end, so that the
+        # table's order needs no copy for an undo.
+        released = {name: self._unplace(name, keep_entry=True).name for name in wanted}
+        for name in wanted:
+            del self._where[name]
+        return released
 
+    @_changing
     def add_nodes(self, nodes: Iterable[NodeLike]) -> None:
         """New nodes join: at the end of the order (BinPack: by their score).
 
@@ -232,6 +336,7 @@ class Distributor:
         """
         self._join(self._accept_nodes(nodes))
 
+    @_changing
     def record_running(self, node: str, workloads: Iterable[WorkloadLike]) -> None:
         """Record ``workloads`` as already running on node ``node``, with no fit check.
 
@@ -256,12 +361,12 @@ class Distributor:
             reason = check_fit(slot.remaining, load)
             if reason is not None and reason.kind == MISSING:
                 raise InvalidInputError(
-                    f"workload {load.name!r}: requires {reason.resource!r}, which node "
-                    f"{slot.name!r} does not have")
-        with decimal.localcontext(EXACT):
-            for load in loads:
-                self._put(load, slot)
+                    f"workload {shown(load.name)}: requires {shown(reason.resource)}, "
+                    f"which node {shown(slot.name)} does not have")
+        for load in loads:
+            self._put(load, slot)
 
+    @_changing
     def cordon(self, name: str) -> None:
         """Node ``name`` takes no new workloads; those on it stay.
 
@@ -272,6 +377,7 @@ class Distributor:
         """
         self._cordon(self._slot(name), True)
 
+    @_changing
     def uncordon(self, name: str) -> None:
         """Node ``name`` takes new workloads again.
 
@@ -282,6 +388,7 @@ class Distributor:
         """
         self._cordon(self._slot(name), False)
 
+    @_changing
     def drain(self, name: str) -> Dict[str, Optional[str]]:
         """Cordon node ``name`` and move each of its workloads elsewhere.
 
@@ -297,15 +404,15 @@ class Distributor:
         slot = self._slot(name)
         self._cordon(slot, True)
         moves: Dict[str, Optional[str]] = {}
-        with decimal.localcontext(EXACT):
-            for workload in self._sequence(list(slot.workloads.values())):
-                target = self._choose(workload)
-                if target is not None:
-                    self._unplace(workload.name)
-                    self._place(workload, target)
-                moves[workload.name] = None if target is None else target.name
+        for workload in self._sequence(list(slot.workloads.values())):
+            target = self._choose(workload)
+            if target is not None:
+                self._unplace(workload.name)
+                self._place(workload, target)
+            moves[workload.name] = None if target is None else target.name
         return moves
 
+    @_changing
     def remove_nodes(self, names: Iterable[str]) -> Dict[str, Optional[str]]:
         """The named nodes leave now; their workloads are placed elsewhere.
 
@@ -320,20 +427,20 @@ class Distributor:
         placing the displaced workloads.
         """
         leaving = self._accept_node_names(names)
-        with decimal.localcontext(EXACT):
-            displaced = []
-            for name in leaving:
-                slot = self._slots[name]
-                # Cordoned first, so that the room its workloads give back
-                # raises no bound of the index on the way out.
-                self._cordon(slot, True)
-                for workload_name in list(slot.workloads):
-                    displaced.append(slot.workloads[workload_name])
-                    self._unplace(workload_name)
-            for name in leaving:
-                self._leave(self._slots[name])
-            return self._assign(displaced, False)
+        displaced = []
+        for name in leaving:
+            slot = self._slots[name]
+            # Cordoned first, so that the room its workloads give back
+            # raises no bound of the index on the way out.
+            self._cordon(slot, True)
+            for workload_name in list(slot.workloads):
+                displaced.append(slot.workloads[workload_name])
+                self._unplace(workload_name)
+        for name in leaving:
+            self._leave(self._slots[name])
+        return self._assign(displaced, False)
 
+    @_reading
     def explain(self, workload: WorkloadLike) -> Explanation:
         """Say why ``workload`` does, or would not, fit right now; change nothing.
 
@@ -347,6 +454,7 @@ class Distributor:
             else Workload.from_dict(workload)
         return self.explain_all([load])[load.name]
 
+    @_reading
     def explain_all(self, workloads: Iterable[WorkloadLike]) -> Dict[str, Explanation]:
         """Return :meth:`explain`'s answer for each of ``workloads``, by name
         (in the order given; a name given twice keeps its last workload).
@@ -397,6 +505,7 @@ class Distributor:
                 explained[load.name] = explanation
         return explained
 
+    @_reading
     def utilization(self) -> Dict[str, Dict[str, Any]]:
         """Return capacity, use and free room per resource, per node and overall.
 
@@ -431,6 +540,7 @@ class Distributor:
 
     # -------------------------------------------------------------- snapshot
 
+    @_reading
     def to_dict(self) -> Dict[str, Any]:
         """Return a JSON-serialisable snapshot of the whole distributor.
 
@@ -468,14 +578,15 @@ class Distributor:
         if not isinstance(snapshot, Mapping):
             raise InvalidTypeError(
                 f"snapshot: expected a mapping, got {type(snapshot).__name__}")
-        if snapshot.get("format") != SNAPSHOT_FORMAT:
+        found = snapshot.get("format")
+        if type(found) is not int or found != SNAPSHOT_FORMAT:
             raise InvalidInputError(
-                f"snapshot: format: expected {SNAPSHOT_FORMAT}, got {snapshot.get('format')!r}")
+                f"snapshot: format: expected {SNAPSHOT_FORMAT}, got {shown(found)}")
         strategy = snapshot.get("strategy")
-        target = Distributor._strategies.get(strategy)  # type: ignore[arg-type]  # None if unknown
+        target = Distributor._strategies.get(strategy) if isinstance(strategy, str) else None
         if target is None:
             raise InvalidInputError(
-                f"snapshot: strategy: unknown strategy {strategy!r} "
+                f"snapshot: strategy: unknown strategy {shown(strategy)} "
                 f"(valid: {', '.join(Distributor._strategies)})")
         if cls is not Distributor and cls is not target:
             raise InvalidInputError(
@@ -501,14 +612,33 @@ class Distributor:
                 where = f"snapshot: placements[{index}]"
                 node_name = _field(item, "node", str, where)
                 if node_name not in distributor._slots:
-                    raise InvalidInputError(f"{where}.node: no node named {node_name!r}")
+                    raise InvalidInputError(f"{where}.node: no node named {shown(node_name)}")
                 workload = _workload_from_json(_field(item, "workload", Mapping, where),
                                                f"{where}.workload")
                 if workload.name in distributor._where:
                     raise DuplicateNameError(
-                        f"{where}.workload: workload {workload.name!r} is placed twice")
-                distributor._put(workload, distributor._slots[node_name])
+                        f"{where}.workload: workload {shown(workload.name)} is placed twice")
+                slot = distributor._slots[node_name]
+                for key in workload.requirements:
+                    if key not in slot.remaining:
+                        raise InvalidInputError(
+                            f"{where}.workload: workload {shown(workload.name)} requires "
+                            f"{shown(key)}, which node {shown(node_name)} does not have")
+                distributor._put(workload, slot)
         return distributor
+
+    # ------------------------------------------------------------- copies
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        # Rebuilt from the snapshot: the lock and the node index are made
+        # anew, whatever the index keeps inside.
+        return (_from_snapshot, (type(self), self.to_dict()))
+
+    def __copy__(self) -> "Distributor":
+        return _from_snapshot(type(self), self.to_dict())
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Distributor":
+        return _from_snapshot(type(self), self.to_dict())
 
     # ------------------------------------------------------ strategy hooks
 
@@ -621,6 +751,11 @@ class Distributor:
         self._placed(slot)
 
     def _put(self, workload: Workload, slot: _Slot) -> None:
+        journal = self._journal
+        if journal is not None:
+            if slot not in journal.slots:
+                journal.touch(slot)
+            journal.added[workload.name] = None
         remaining = slot.remaining
         before = {key: remaining[key] for key in workload.requirements}
         for key, needed in workload.requirements.items():
@@ -636,8 +771,17 @@ class Distributor:
                 nodes = self._group_nodes[group] = Counter()
             nodes[slot.name] += 1
 
-    def _unplace(self, name: str) -> _Slot:
-        slot = self._where.pop(name)
+    def _unplace(self, name: str, keep_entry: bool = False) -> _Slot:
+        """Take workload ``name`` off its node; ``keep_entry`` leaves its
+        entry in the placement table for the caller to delete."""
+        slot = self._where[name]
+        journal = self._journal
+        if journal is not None:
+            journal.touch(slot)
+            if not keep_entry and journal.where is None and name not in journal.added:
+                journal.where = journal.leaving(self._where, journal.added)
+        if not keep_entry:
+            del self._where[name]
         workload = slot.workloads.pop(name)
         remaining = slot.remaining
         before = {key: remaining[key] for key in workload.requirements}
@@ -659,12 +803,17 @@ class Distributor:
     def _join(self, nodes: List[Node]) -> None:
         for node in nodes:
             slot = _Slot(node)
+            if self._journal is not None:
+                self._journal.joined[node.name] = None
             self._slots[node.name] = slot
             if self._index is not None:
                 self._index.add(slot)
             self._joined(slot)
 
     def _leave(self, slot: _Slot) -> None:
+        journal = self._journal
+        if journal is not None and journal.order is None:
+            journal.order = journal.leaving(self._slots, journal.joined)
         self._leaving(slot)
         if self._index is not None:
             self._index.remove(slot)
@@ -672,9 +821,56 @@ class Distributor:
 
     def _cordon(self, slot: _Slot, cordoned: bool) -> None:
         if slot.cordoned != cordoned:
+            if self._journal is not None:
+                self._journal.touch(slot)
             slot.cordoned = cordoned
             if self._index is not None:
                 self._index.cordoned(slot)
+
+    def _roll_back(self, journal: _Journal) -> None:
+        """Put back everything recorded in ``journal``, then rebuild the
+        index from the restored nodes (the failure may have come from the
+        index itself, halfway through a change). Cost: O(N x R log N + W)."""
+        for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
+            slot.remaining = remaining
+            slot.workloads = workloads
+            slot.groups = groups
+            slot.cordoned = cordoned
+        if journal.order is not None:
+            self._slots = journal.order
+        for name in journal.joined:
+            self._slots.pop(name, None)
+        if journal.where is not None:
+            self._where = journal.where
+        for name in journal.added:
+            if name in self._where and name not in self._where[name].workloads:
+                del self._where[name]
+        # A released name deleted before the failure is put back at its
+        # place from its node (release_loads deletes them last, in one go).
+        for slot in self._slots.values():
+            for name in slot.workloads:
+                if name not in self._where:
+                    self._where[name] = slot
+        self._group_nodes = {}
+        for slot in self._slots.values():
+            for group, count in slot.groups.items():
+                self._group_nodes.setdefault(group, Counter())[slot.name] = count
+        self._joins = journal.joins
+        self._recall(journal.memento)
+        if self._index is not None:
+            self._index = self._indexed_again()
+
+    def _indexed_again(self) -> NodeIndex:
+        """A new node index over the nodes as they are now, built the way
+        :meth:`from_dict` builds one (join, then cordon)."""
+        index = NodeIndex(self._index_key, self._rekeyed, self._index_load)
+        for slot in self._slots.values():
+            cordoned, slot.cordoned = slot.cordoned, False
+            index.add(slot)
+            if cordoned:
+                slot.cordoned = True
+                index.cordoned(slot)
+        return index
 
     def _rank(self, slot: _Slot) -> int:
         """The number of nodes before ``slot`` in the order given."""
@@ -690,22 +886,22 @@ class Distributor:
         try:
             return self._slots[name]
         except (KeyError, TypeError):
-            raise UnknownNameError(f"node {name!r}: no such node") from None
+            raise UnknownNameError(f"node {shown(name)}: no such node") from None
 
     def _placed_slot(self, name: Any) -> _Slot:
         try:
             return self._where[name]
         except (KeyError, TypeError):
-            raise UnknownNameError(f"workload {name!r}: not placed") from None
+            raise UnknownNameError(f"workload {shown(name)}: not placed") from None
 
     def _accept_nodes(self, nodes: Iterable[NodeLike]) -> List[Node]:
         accepted = Node.from_list(nodes)
         seen = set()
         for node in accepted:
             if node.name in self._slots:
-                raise DuplicateNameError(f"node {node.name!r}: name already taken")
+                raise DuplicateNameError(f"node {shown(node.name)}: name already taken")
             if node.name in seen:
-                raise DuplicateNameError(f"node {node.name!r}: name given twice")
+                raise DuplicateNameError(f"node {shown(node.name)}: name given twice")
             seen.add(node.name)
         return accepted
 
@@ -720,10 +916,10 @@ class Distributor:
         for workload in accepted:
             if workload.name in self._where:
                 raise DuplicateNameError(
-                    f"workload {workload.name!r}: already placed on node "
-                    f"{self._where[workload.name].name!r}")
+                    f"workload {shown(workload.name)}: already placed on node "
+                    f"{shown(self._where[workload.name].name)}")
             if workload.name in seen:
-                raise DuplicateNameError(f"workload {workload.name!r}: name given twice")
+                raise DuplicateNameError(f"workload {shown(workload.name)}: name given twice")
             seen.add(workload.name)
         return accepted
 
@@ -735,7 +931,7 @@ class Distributor:
                 name = name.name
             self._placed_slot(name)
             if name in seen:
-                raise DuplicateNameError(f"workload {name!r}: given twice")
+                raise DuplicateNameError(f"workload {shown(name)}: given twice")
             seen.add(name)
             wanted.append(name)
         return wanted
@@ -746,11 +942,12 @@ class Distributor:
         for name in _single_or_many(names, "remove_nodes"):
             name = self._slot(name).name
             if name in seen:
-                raise DuplicateNameError(f"node {name!r}: given twice")
+                raise DuplicateNameError(f"node {shown(name)}: given twice")
             seen.add(name)
             wanted.append(name)
         return wanted
 
+    @_reading
     def __repr__(self) -> str:
         return (f"<{type(self).__name__}: {len(self._slots)} nodes, "
                 f"{len(self._where)} workloads placed>")
@@ -770,12 +967,15 @@ class RoundRobinDistributor(Distributor):
     """
 
     strategy = "RoundRobin"
+    next = Removed("the position where the next search starts is cursor; it now "
+                   "moves past the node that took a workload")
 
     def __init__(self, nodes: Iterable[NodeLike] = ()):
         self._cursor = 0
         super().__init__(nodes)
 
     @property
+    @_reading
     def cursor(self) -> int:
         """The position in the node order where the next search starts."""
         return self._cursor % len(self._slots) if self._slots else 0
@@ -813,7 +1013,7 @@ class RoundRobinDistributor(Distributor):
                 or not 0 <= cursor <= len(nodes):
             raise InvalidInputError(
                 f"snapshot: cursor: expected a whole number from 0 to {len(nodes)}, "
-                f"got {cursor!r}")
+                f"got {shown(cursor)}")
         distributor._cursor = cursor
         return distributor
 
@@ -828,6 +1028,8 @@ class BinPackDistributor(Distributor):
     """
 
     strategy = "BinPack"
+    scores = Removed("a node's score is rubric.score(node_state(name).remaining); the "
+                     "order nodes are tried in is explain(workload).fits")
     _rekeyed = True
     _sorts_each_call = True
 
@@ -913,7 +1115,7 @@ def _field(data: Any, key: str, kind: Any, where: str) -> Any:
     if not isinstance(data, Mapping):
         raise InvalidTypeError(f"{where}: expected an object, got {type(data).__name__}")
     if key not in data:
-        raise InvalidInputError(f"{where}: missing field {key!r}")
+        raise InvalidInputError(f"{where}: missing field {shown(key)}")
     value = data[key]
     if not isinstance(value, kind):
         raise InvalidTypeError(
@@ -939,6 +1141,18 @@ def _workload_from_json(data: Mapping[str, Any], where: str) -> Workload:
         data.get("immunities", ()), data.get("aversion_groups", ()))
 
 
+def _from_snapshot(cls: Type[Distributor], snapshot: Mapping[str, Any]) -> Distributor:
+    """The distributor of class ``cls`` that ``snapshot`` describes (a copy)."""
+    made = Distributor.from_dict(snapshot)
+    if type(made) is not cls:  # a subclass of a strategy: same state, its class
+        copy = cls.__new__(cls)
+        copy.__dict__.update(made.__dict__)
+        if copy._index is not None:
+            copy._index = copy._indexed_again()
+        made = copy
+    return made
+
+
 def distributor_class(name: str) -> Type[Distributor]:
     """Return the distributor class of strategy ``name`` (any letter case).
 
@@ -949,5 +1163,5 @@ def distributor_class(name: str) -> Type[Distributor]:
         if isinstance(name, str) and strategy.lower() == name.lower():
             return cls
     raise InvalidInputError(
-        f"strategy: unknown strategy {name!r} "
+        f"strategy: unknown strategy {shown(name)} "
         f"(valid: {', '.join(Distributor._strategies)})")

@@ -28,3 +28,37 @@ class UnknownNameError(LighthouseException, KeyError):
     def __str__(self) -> str:
         # KeyError would show the repr of its argument; show the message itself.
         return str(self.args[0]) if self.args else ""
+
+
+class RemovedAPIError(LighthouseException, AttributeError):
+    """A name that 0.2.0 offered and this version does not; the message says
+    what to write instead. It is an :class:`AttributeError` too, so that
+    ``hasattr`` and ``getattr(obj, name, default)`` keep their meaning."""
+
+
+#: At most this many characters of a caller's value appear in a message.
+SHOWN_LIMIT = 60
+
+
+def shown(value: object) -> str:
+    """A short ``repr`` of ``value`` for an error message, never longer than
+    about :data:`SHOWN_LIMIT` characters and never raising: a long string is
+    cut (``'abc...' (10000000 characters)``), a huge integer gives its
+    number of digits. Cost: O(SHOWN_LIMIT), whatever the size of ``value``."""
+    if isinstance(value, str):
+        if len(value) <= SHOWN_LIMIT:
+            return repr(value)
+        return f"{value[:SHOWN_LIMIT]!r}... ({len(value)} characters)"
+    if isinstance(value, (list, tuple, set, frozenset, dict, bytes, bytearray)) \
+            and len(value) > SHOWN_LIMIT // 4:
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and value.bit_length() > 3 * SHOWN_LIMIT:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:  # a caller's object whose repr fails says its type
+        return f"a {type(value).__name__}"
+    if len(text) > SHOWN_LIMIT:
+        return f"{text[:SHOWN_LIMIT]}... ({type(value).__name__})"
+    return text

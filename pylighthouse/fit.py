@@ -8,6 +8,7 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import attr
 
+from .errors import InvalidTypeError, shown
 from .model import Workload
 from .quantities import ZERO, to_number
 
@@ -68,19 +69,30 @@ def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[
     Requirements are checked for presence first (in the workload's order),
     then the node's resources in the node's order.
 
+    Raises:
+        InvalidTypeError: ``workload`` is not a :class:`Workload`, or
+            ``remaining`` is not a mapping of names to numbers.
+
     Cost: O(number of requirements + number of node resources).
     """
-    requirements = workload.requirements
-    for key in requirements:
-        if key not in remaining:
-            return _reason(MISSING, key, None, None)
-    immunities = workload.immunities
-    for key, left in remaining.items():
-        needed = requirements.get(key, ZERO)
-        if left < needed and key not in immunities:
-            kind = NOT_TOLERATED if left < ZERO else INSUFFICIENT
-            return _reason(kind, key, needed, left)
-    return None
+    try:
+        requirements = workload.requirements
+        for key in requirements:
+            if key not in remaining:
+                return _reason(MISSING, key, None, None)
+        immunities = workload.immunities
+        for key, left in remaining.items():
+            needed = requirements.get(key, ZERO)
+            if left < needed and key not in immunities:
+                kind = NOT_TOLERATED if left < ZERO else INSUFFICIENT
+                return _reason(kind, key, needed, left)
+        return None
+    except (AttributeError, TypeError, ArithmeticError):  # (a signalling NaN...)
+        if not isinstance(workload, Workload):
+            raise InvalidTypeError(f"check_fit: workload: expected a Workload, "
+                                   f"got {type(workload).__name__}") from None
+        raise InvalidTypeError(f"check_fit: remaining: expected a mapping of resource "
+                               f"name to number, got {shown(remaining)}") from None
 
 
 #: Reasons already made, keyed by their fields, the quantities by identity

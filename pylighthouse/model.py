@@ -3,14 +3,16 @@
 Both classes validate once, at construction, and keep their own read-only
 copies of the caller's data: nothing the caller owns is kept or changed.
 """
+import math
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 import attr
 
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import SHOWN_LIMIT, InvalidInputError, InvalidTypeError, shown
 from .quantities import share, to_number, to_quantities
+from .removed import Removed
 
 __all__ = ["Node", "Workload"]
 
@@ -20,7 +22,7 @@ def check_name(value: Any, where: str) -> str:
     surrogate), else raise naming ``where``."""
     if not isinstance(value, str):
         raise InvalidTypeError(
-            f"{where}: name must be a string, got {type(value).__name__} {value!r}")
+            f"{where}: name must be a string, got {type(value).__name__} {shown(value)}")
     if not value:
         raise InvalidInputError(f"{where}: name must not be empty")
     if not value.isascii():
@@ -60,12 +62,12 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
             f"{where}: {field} must be a list, tuple or set of strings, "
-            f"got {type(value).__name__} {value!r}")
+            f"got {type(value).__name__} {shown(value)}")
     listed = list(value)
     for name in listed:
         if not isinstance(name, str) or not name:
             raise InvalidInputError(
-                f"{where}: {field} must hold non-empty strings, got {name!r}")
+                f"{where}: {field} must hold non-empty strings, got {shown(name)}")
     return _shared(frozenset(listed)) if listed else _EMPTY
 
 
@@ -82,6 +84,18 @@ def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
     return {key: to_number(value) for key, value in quantities.items()}
 
 
+def quantities_repr(quantities: Mapping[str, Decimal]) -> str:
+    """``quantities`` as Python source that reads back as the same numbers
+    (infinities as ``float('inf')``, odd decimals as ``Decimal('...')``)."""
+    parts = []
+    for key, value in quantities.items():
+        number = to_number(value)
+        infinite = isinstance(number, float) and math.isinf(number)
+        text = f"float('{number}')" if infinite else repr(number)
+        parts.append(f"{key!r}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
 def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Dict[str, Any]:
     """Check that ``data`` is a mapping with known keys; return a copy."""
     if type(data) is not dict and not isinstance(data, MappingABC):
@@ -94,14 +108,15 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Dict[
         unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
         if unknown:
             raise InvalidInputError(
-                f"{where}: unknown field {unknown[0]!r} "
+                f"{where}: unknown field {shown(unknown[0])} "
                 f"(a {kind} has: {', '.join(allowed)})")
     fields = dict(data)
     if "id" in fields:
-        identifier = fields.pop("id")
-        if "name" in fields and fields["name"] != identifier:
+        identifier = check_name(fields.pop("id"), where)
+        if "name" in fields and check_name(fields["name"], where) != identifier:
             raise InvalidInputError(
-                f"{where}: 'name' and 'id' disagree ({fields['name']!r} != {identifier!r})")
+                f"{where}: 'name' and 'id' disagree "
+                f"({shown(fields['name'])} != {shown(identifier)})")
         fields["name"] = identifier
     if "name" not in fields:
         raise InvalidInputError(f"{where}: missing field 'name'")
@@ -112,8 +127,10 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Dict[
 _ALLOWED: Dict[Tuple[str, ...], FrozenSet[str]] = {}
 
 
-def _label(kind: str, name: Any) -> str:
-    return f"{kind} {name!r}"
+def _label(kind: str, name: str) -> str:
+    # (A name of usual length is shown whole, without a call: this runs for
+    # every node and workload built.)
+    return f"{kind} {name!r}" if len(name) <= SHOWN_LIMIT else f"{kind} {shown(name)}"
 
 
 @attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
@@ -144,7 +161,33 @@ class Node:
         return hash((self.name, frozenset(self.resources.items())))
 
     def __repr__(self) -> str:
-        return f"Node({self.name!r}, {_plain(self.resources)!r})"
+        return f"Node({self.name!r}, {quantities_repr(self.resources)})"
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        # (The read-only mapping cannot be pickled; its contents can.)
+        return (Node, (self.name, dict(self.resources)))
+
+    # The 0.2.0 node was mutable and placed workloads on itself; a Node is
+    # now a value, and placing belongs to a distributor.
+    attempt_attach = Removed(
+        "a Node no longer places workloads; put it in a distributor and call "
+        "attempt_assign_loads([workload]), or test a fit without placing with "
+        "check_fit(distributor.node_state(name).remaining, workload)")
+    attempt_attach_amicable = Removed(
+        "aversion groups are the distributor's: attempt_assign_loads tries the nodes "
+        "without a shared aversion group first; explain(workload).fits names them")
+    has_averse_loads = Removed(
+        "ask the distributor: the nodes sharing an aversion group with a workload "
+        "are explain(workload).averse")
+    detach_all = Removed(
+        "release the node's workloads from its distributor: "
+        "distributor.release_loads(distributor.node_state(name).workloads)")
+    assigned_workloads = Removed(
+        "a distributor keeps what runs where: distributor.node_state(name).workloads "
+        "names them, distributor.workload(name) returns one")
+    add_ward = Removed(
+        "a Node is immutable; build a new one: "
+        "Node(node.name, {**node.resources, ward: float('-inf')})")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "node") -> "Node":
@@ -153,6 +196,11 @@ class Node:
         ``"id"`` is accepted as another spelling of ``"name"``; a missing
         ``"resources"`` means a node with no resources.
         """
+        if isinstance(data, MappingABC) and "assigned_workloads" in data:
+            raise InvalidInputError(
+                f"{where}: 'assigned_workloads' was 0.2.0's; a Node holds no workloads now: "
+                f"build the node without it, then record them on its distributor with "
+                f"distributor.record_running(name, workloads)")
         fields = _fields(data, where, "node", ("name", "resources"))
         return cls(fields["name"], fields.get("resources", {}))
 
@@ -207,7 +255,11 @@ class Workload:
             extras += f", immunities={sorted(self.immunities)!r}"
         if self.aversion_groups:
             extras += f", aversion_groups={sorted(self.aversion_groups)!r}"
-        return f"Workload({self.name!r}, {_plain(self.requirements)!r}{extras})"
+        return f"Workload({self.name!r}, {quantities_repr(self.requirements)}{extras})"
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        return (Workload, (self.name, dict(self.requirements),
+                           sorted(self.immunities), sorted(self.aversion_groups)))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "workload") -> "Workload":

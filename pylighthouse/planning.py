@@ -6,20 +6,22 @@ about (:meth:`~pylighthouse.Distributor.to_dict`, then
 so a plan follows the distributor's strategy and the one fit rule exactly,
 and the distributor itself is never changed.
 """
+import functools
 import math
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    TypeVar, Union, cast)
 
 import attr
 
 from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError, shown
 from .fit import check_fit
 from .model import Node, Workload, check_name
-from .quantities import ZERO, to_number, to_quantity
+from .quantities import ZERO, exactly, to_number, to_quantity
 
 __all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
            "lower_bound"]
@@ -29,6 +31,22 @@ DEFAULT_PREFIX = "node"
 
 TemplateLike = Union[Node, Mapping[str, Any]]
 Mix = Tuple[int, ...]  # template positions, in the order their nodes are added
+
+
+_Planner = TypeVar("_Planner", bound=Callable[..., Any])
+
+
+def _holding_its_lock(planner: _Planner) -> _Planner:
+    """Run ``planner`` with its distributor's lock held throughout: other
+    threads' calls on that distributor wait, and the plan sees one state."""
+    @functools.wraps(planner)
+    def run(distributor: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(distributor, Distributor):
+            raise InvalidTypeError(
+                f"distributor: expected a Distributor, got {type(distributor).__name__}")
+        with distributor._lock:
+            return planner(distributor, *args, **kwargs)
+    return cast(_Planner, run)
 
 
 # ------------------------------------------------------------------ plans
@@ -133,6 +151,8 @@ class _Template:
     cost: Decimal
 
 
+@exactly
+@_holding_its_lock
 def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
                   templates: Union[TemplateLike, Iterable[TemplateLike]],
                   max_new_nodes: Optional[int] = None) -> ScaleUpPlan:
@@ -233,6 +253,8 @@ def _largest_first(loads: List[Workload], templates: List[_Template]) -> List[Wo
     return sorted(loads, key=lambda load: dominant_share(load, scale), reverse=True)
 
 
+@exactly
+@_holding_its_lock
 def lower_bound(distributor: Distributor, pending: Iterable[Any],
                 templates: Union[TemplateLike, Iterable[TemplateLike]]) -> int:
     """Return a number of new nodes below which ``pending`` cannot all be placed.
@@ -482,7 +504,7 @@ def _template(item: Any, where: str) -> _Template:
     unknown = sorted(set(map(str, item)) - {"name", "resources", "cost"})
     if unknown:
         raise InvalidInputError(
-            f"{where}: unknown field {unknown[0]!r} (a template has: name, resources, cost)")
+            f"{where}: unknown field {shown(unknown[0])} (a template has: name, resources, cost)")
     if "resources" not in item:
         raise InvalidInputError(f"{where}: missing field 'resources'")
     prefix = check_name(item.get("name", DEFAULT_PREFIX), where)
@@ -497,7 +519,7 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTypeError(
-            f"{what}: expected a whole number or None, got {type(value).__name__} {value!r}")
+            f"{what}: expected a whole number or None, got {type(value).__name__} {shown(value)}")
     if value < 0:
         raise InvalidInputError(f"{what}: must be at least 0, got {value}")
     return value
@@ -505,6 +527,8 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
 
 # ------------------------------------------------------------ scale down
 
+@exactly
+@_holding_its_lock
 def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
                     values: Optional[Mapping[str, Any]] = None) -> ScaleDownPlan:
     """Plan which nodes could be given back, each with all its workloads moved away.
@@ -594,10 +618,10 @@ def _accept_values(values: Any, distributor: Distributor) -> Dict[str, Decimal]:
     accepted = {}
     for name, value in values.items():
         if name not in names:
-            raise InvalidInputError(f"values: node {name!r}: no such node")
-        number = to_quantity(value, f"values: node {name!r}")
+            raise InvalidInputError(f"values: node {shown(name)}: no such node")
+        number = to_quantity(value, f"values: node {shown(name)}")
         if not ZERO <= number <= 1:
             raise InvalidInputError(
-                f"values: node {name!r}: value must be from 0 to 1, got {value!r}")
+                f"values: node {shown(name)}: value must be from 0 to 1, got {shown(value)}")
         accepted[name] = number
     return accepted

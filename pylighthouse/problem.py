@@ -24,16 +24,12 @@ from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
 from .model import Node, Workload
-from .quantities import ZERO, from_json_quantity
+from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
 
 __all__ = ["Problem", "Outcome", "parse_json", "load_problem", "check_problem",
            "build_distributor", "solve", "MAX_EXPONENT"]
 
-#: Finite quantities must lie within 10**-MAX_EXPONENT and 10**MAX_EXPONENT
-#: in magnitude (a double's range, roughly). Exact arithmetic on wilder
-#: numbers would need millions of digits, which a service cannot afford.
-MAX_EXPONENT = 300
 
 _PROBLEM_FIELDS = ("nodes", "workloads", "strategy", "rubric", "partial", "$schema")
 _NODE_FIELDS = ("name", "id", "resources", "workloads")
@@ -604,17 +600,7 @@ class _Reader:
                           f"must be a finite number, got {_describe(value)}")
                 return None
             return quantity
-        if quantity == ZERO:
-            return ZERO
-        exponent = quantity.as_tuple().exponent
-        assert isinstance(exponent, int)  # a finite quantity's exponent
-        if quantity.adjusted() > MAX_EXPONENT or exponent < -MAX_EXPONENT:
-            self.fail(InvalidInputError, path,
-                      f"{_describe(value)} is out of range (magnitudes from "
-                      f"1e-{MAX_EXPONENT} to 1e{MAX_EXPONENT}, at most "
-                      f"{MAX_EXPONENT} decimal places)")
-            return None
-        return quantity
+        return quantity  # (to_quantity has checked its range)
 
     def quantities(self, value: Any, path: str, finite: bool) -> Optional[Dict[str, Decimal]]:
         if not isinstance(value, Mapping):

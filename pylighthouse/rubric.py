@@ -5,6 +5,7 @@ from typing import Any, Dict, Iterator, Mapping, Tuple, Union
 
 import attr
 
+from .model import quantities_repr
 from .quantities import EXACT, ZERO, to_number, to_quantities
 
 __all__ = ["Rubric"]
@@ -40,14 +41,24 @@ class Rubric:
         return hash(frozenset(self.weights.items()))
 
     def __repr__(self) -> str:
-        return f"Rubric({self.to_dict()!r})"
+        return f"Rubric({quantities_repr(self.weights)})"
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        return (Rubric, (dict(self.weights),))
 
     def to_dict(self) -> Dict[str, Any]:
         """Return the non-zero weights as plain numbers."""
         return {key: to_number(weight) for key, weight in self.weights.items()}
 
-    def score(self, quantities: Mapping[str, Decimal]) -> Decimal:
+    def score(self, quantities: Mapping[str, Any]) -> Decimal:
         """Return the weighted sum of ``quantities`` (NaN when undefined).
+
+        ``quantities`` maps names to decimals, or to plain numbers (a
+        :class:`~pylighthouse.NodeState`'s ``remaining``), read exactly.
+
+        Raises:
+            InvalidTypeError, InvalidInputError: ``quantities`` is not a
+                mapping of names to numbers.
 
         Cost: O(min(len(quantities), number of weights)).
         """
@@ -57,6 +68,8 @@ class Rubric:
                 total = _ADD(total, _MULTIPLY(weight, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
+        except (TypeError, AttributeError):  # plain numbers, or not numbers at all
+            return self.score(to_quantities(quantities, "", "quantities", False))
         if total.is_finite():
             return total
         return self._infinite_score(quantities)

@@ -119,7 +119,8 @@ def _provider(config: Dict[str, Any]) -> Provider:
         factory = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
         raise InvalidInputError(f"config: provider: cannot load {spec!r}: {error}") from None
-    return factory(**config.get("provider_options", {}))  # type: ignore[no-any-return]
+    provider: Provider = factory(**config.get("provider_options", {}))
+    return provider
 
 
 def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = None,
