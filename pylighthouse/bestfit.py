@@ -180,6 +180,13 @@ class BestFitDistributor(Distributor):
         return sorted(self._slots.values(), key=self._index_key)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
+        ranks = self._ranks(workloads)
+        order = sorted(range(len(workloads)), key=ranks.__getitem__, reverse=True)
+        return [workloads[place] for place in order]
+
+    def _ranks(self, workloads: List[Workload]) -> List[int]:
+        """The rank of each workload's dominant share among the call's
+        (larger share, larger rank). Cost: O(W x R + F log F) for F flavours."""
         scale = self._scale
         if scale is None:
             scale = self._scale = {key: Fraction(capacity) for key, capacity in
@@ -196,9 +203,56 @@ class BestFitDistributor(Distributor):
                 found = shares[flavour] = dominant_share(load, scale)
             keys.append(found)
         rank = {share: place for place, share in enumerate(sorted(set(shares.values())))}
-        ranks = [rank[share] for share in keys]
-        order = sorted(range(len(workloads)), key=ranks.__getitem__, reverse=True)
-        return [workloads[place] for place in order]
+        return [rank[share] for share in keys]
+
+    def _assign(self, loads: List[Workload], all_or_nothing: bool) -> Dict[str, Optional[str]]:
+        result: Dict[str, Optional[str]] = {load.name: None for load in loads}
+        ranks = self._ranks(loads)
+        largest = sorted(range(len(loads)), key=ranks.__getitem__, reverse=True)
+        # All or nothing: a trial gives up at its first miss. Otherwise the
+        # second trial gives up once it has missed as many as the first: it
+        # can then no longer place more.
+        kept, missed = self._trial([loads[place] for place in largest],
+                                   1 if all_or_nothing else None)
+        if missed:
+            self._undo(kept)
+            smallest = sorted(range(len(loads)), key=ranks.__getitem__)
+            second, second_missed = self._trial([loads[place] for place in smallest], missed)
+            if second_missed < missed:
+                kept = second
+            else:
+                self._undo(second)
+                if all_or_nothing:
+                    return result
+                for load, slot in kept:
+                    self._place(load, slot)
+        for load, slot in kept:
+            result[load.name] = slot.name
+        return result
+
+    def _trial(self, order: List[Workload],
+               give_up: Optional[int]) -> Tuple[List[Tuple[Workload, _Slot]], int]:
+        """Place ``order`` one by one, each on the node :meth:`_choose` picks;
+        stop once ``give_up`` workloads (if given) found no node. Returns the
+        placements made, in order, and how many workloads found no node."""
+        placed = []
+        missed = 0
+        for load in order:
+            slot = self._choose(load)
+            if slot is None:
+                missed += 1
+                if missed == give_up:
+                    break
+                continue
+            self._place(load, slot)
+            placed.append((load, slot))
+        return placed, missed
+
+    def _undo(self, placed: List[Tuple[Workload, _Slot]]) -> None:
+        """Take back ``placed`` (a trial's placements), last first: the nodes
+        and their order are then exactly as before the trial."""
+        for load, _ in reversed(placed):
+            self._unplace(load.name)
 
     def _joined(self, slot: _Slot) -> None:
         self._scale = None
