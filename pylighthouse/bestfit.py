@@ -86,6 +86,22 @@ class BestFitDistributor(Distributor):
     skips nodes hosting a workload that shares a group with it, the second
     takes any node.
 
+    When largest first leaves any workload of the call unplaced, the call
+    is placed a second time from the same starting state, smallest first
+    (ascending dominant share, equal shares in the order given), with the
+    same node rule. The second placement is kept only when it leaves
+    strictly fewer workloads unplaced; otherwise the first is restored
+    exactly, placement for placement. With ``all_or_nothing`` the call
+    succeeds when either order places every workload. ``remove_nodes``
+    re-places the displaced workloads the same way; ``drain`` moves a
+    node's workloads one by one, largest first, with no second order.
+
+    Cost: a call that places everything, or whose workloads all have the
+    same dominant share, costs one placement per workload;
+    one that leaves workloads out costs up to about three times that (the
+    second placement, which stops once it has missed as many workloads as
+    the first, then undoing it and restoring the first).
+
     Raises (constructor):
         InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
         DuplicateNameError: two nodes share a name.
@@ -215,17 +231,23 @@ class BestFitDistributor(Distributor):
         kept, missed = self._trial([loads[place] for place in largest],
                                    1 if all_or_nothing else None)
         if missed:
-            self._undo(kept)
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
-            second, second_missed = self._trial([loads[place] for place in smallest], missed)
-            if second_missed < missed:
-                kept = second
-            else:
-                self._undo(second)
-                if all_or_nothing:
-                    return result
-                for load, slot in kept:
-                    self._place(load, slot)
+            # The same order again (all shares equal) would place the same.
+            if smallest != largest:
+                self._undo(kept)
+                second, second_missed = self._trial(
+                    [loads[place] for place in smallest], missed)
+                if second_missed < missed:
+                    kept, missed = second, second_missed
+                else:
+                    self._undo(second)
+                    if all_or_nothing:
+                        return result
+                    for load, slot in kept:
+                        self._place(load, slot)
+        if missed and all_or_nothing:
+            self._undo(kept)
+            return result
         for load, slot in kept:
             result[load.name] = slot.name
         return result
