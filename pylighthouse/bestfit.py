@@ -234,23 +234,49 @@ class BestFitDistributor(Distributor):
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
-                self._undo(kept)
-                second, second_missed = self._trial(
-                    [loads[place] for place in smallest], missed)
-                if second_missed < missed:
-                    kept, missed = second, second_missed
+                order = [loads[place] for place in smallest]
+                if len(self._slots) + len(self._where) - len(kept) <= len(kept):
+                    # Cheaper than undoing: try it on a copy of the state
+                    # before the call, and redo it here only if it wins.
+                    copy = self._copy_without(loads)
+                    trial, second_missed = copy._trial(order, missed)
+                    if second_missed < missed:
+                        self._undo(kept)
+                        kept, missed = [(load, self._slots[slot.name])
+                                        for load, slot in trial], second_missed
+                        for load, slot in kept:
+                            self._place(load, slot)
                 else:
-                    self._undo(second)
-                    if all_or_nothing:
-                        return result
-                    for load, slot in kept:
-                        self._place(load, slot)
+                    self._undo(kept)
+                    second, second_missed = self._trial(order, missed)
+                    if second_missed < missed:
+                        kept, missed = second, second_missed
+                    else:
+                        self._undo(second)
+                        if all_or_nothing:
+                            return result
+                        for load, slot in kept:
+                            self._place(load, slot)
         if missed and all_or_nothing:
             self._undo(kept)
             return result
         for load, slot in kept:
             result[load.name] = slot.name
         return result
+
+    def _copy_without(self, loads: List[Workload]) -> "BestFitDistributor":
+        """A new distributor in this one's state less ``loads``: the same
+        nodes in the same order and cordons, the other workloads on the same
+        nodes. Cost: O((N + placed workloads) x R log N)."""
+        copy = type(self)([slot.node for slot in self._slots.values()], self._rubric)
+        for slot in self._slots.values():
+            if slot.cordoned:
+                copy._cordon(copy._slots[slot.name], True)
+        leaving = {load.name for load in loads}
+        for name, slot in self._where.items():
+            if name not in leaving:
+                copy._put(slot.workloads[name], copy._slots[slot.name])
+        return copy
 
     def _trial(self, order: List[Workload],
                give_up: Optional[int]) -> Tuple[List[Tuple[Workload, _Slot]], int]:
