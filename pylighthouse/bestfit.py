@@ -97,10 +97,13 @@ class BestFitDistributor(Distributor):
     node's workloads one by one, largest first, with no second order.
 
     Cost: a call that places everything, or whose workloads all have the
-    same dominant share, costs one placement per workload;
-    one that leaves workloads out costs up to about three times that (the
-    second placement, which stops once it has missed as many workloads as
-    the first, then undoing it and restoring the first).
+    same dominant share, costs one placement per workload. One that leaves
+    workloads out also costs the second placement, which stops once it has
+    missed as many workloads as the first: on a copy of the state before
+    the call when that state holds no more nodes and other workloads than
+    the call placed (O((N + placed) x R log N) to build), else after
+    undoing the first placement and, if the first stays, restoring it; up
+    to about three times the cost of one placement in all.
 
     Raises (constructor):
         InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
