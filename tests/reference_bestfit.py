@@ -10,7 +10,7 @@ from decimal import Decimal
 from fractions import Fraction
 from math import inf
 
-from reference import UNDEFINED, Load, Reference, score
+from reference import UNDEFINED, Reference, score
 
 #: As documented: 28 significant digits, rounding half to even.
 SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN)
@@ -100,17 +100,3 @@ class BestFitReference(Reference):
         result = {load.name: None for load in loads}
         result.update({load.name: machine.name for load, machine in first})
         return result
-
-    def assign(self, specs, all_or_nothing=False):
-        return self.place_call([Load(spec) for spec in specs], all_or_nothing)
-
-    def remove(self, names):
-        displaced = []
-        for name in names:
-            machine = self.machine(name)
-            for load in list(machine.loads):
-                self.take(load.name)
-                displaced.append(load)
-        for name in names:
-            self.machines.remove(self.machine(name))
-        return self.place_call(displaced, False)
