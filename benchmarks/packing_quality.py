@@ -48,7 +48,8 @@ WHEN = {
     "Prioritized": "the nodes have an order of preference to follow.",
     "RoundRobin": "the load should be spread evenly over the nodes.",
     "BinPack": "a rubric's weighted size should decide, as in 0.2.0.",
-    "BestFit": "nodes cost money: it packs onto the fewest, in every resource.",
+    "BestFit": ("nodes cost money (it packs onto the fewest, in every resource) "
+                "or room is short (it places the most)."),
 }
 
 

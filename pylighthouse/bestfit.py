@@ -86,6 +86,25 @@ class BestFitDistributor(Distributor):
     skips nodes hosting a workload that shares a group with it, the second
     takes any node.
 
+    When largest first leaves any workload of the call unplaced, the call
+    is placed a second time from the same starting state, smallest first
+    (ascending dominant share, equal shares in the order given), with the
+    same node rule. The second placement is kept only when it leaves
+    strictly fewer workloads unplaced; otherwise the first is restored
+    exactly, placement for placement. With ``all_or_nothing`` the call
+    succeeds when either order places every workload. ``remove_nodes``
+    re-places the displaced workloads the same way; ``drain`` moves a
+    node's workloads one by one, largest first, with no second order.
+
+    Cost: a call that places everything, or whose workloads all have the
+    same dominant share, costs one placement per workload. One that leaves
+    workloads out also costs the second placement, which stops once it has
+    missed as many workloads as the first: on a copy of the state before
+    the call when that state holds no more nodes and other workloads than
+    the call placed (O((N + placed) x R log N) to build), else after
+    undoing the first placement and, if the first stays, restoring it; up
+    to about three times the cost of one placement in all.
+
     Raises (constructor):
         InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
         DuplicateNameError: two nodes share a name.
@@ -180,6 +199,13 @@ class BestFitDistributor(Distributor):
         return sorted(self._slots.values(), key=self._index_key)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
+        ranks = self._ranks(workloads)
+        order = sorted(range(len(workloads)), key=ranks.__getitem__, reverse=True)
+        return [workloads[place] for place in order]
+
+    def _ranks(self, workloads: List[Workload]) -> List[int]:
+        """The rank of each workload's dominant share among the call's
+        (larger share, larger rank). Cost: O(W x R + F log F) for F flavours."""
         scale = self._scale
         if scale is None:
             scale = self._scale = {key: Fraction(capacity) for key, capacity in
@@ -196,9 +222,88 @@ class BestFitDistributor(Distributor):
                 found = shares[flavour] = dominant_share(load, scale)
             keys.append(found)
         rank = {share: place for place, share in enumerate(sorted(set(shares.values())))}
-        ranks = [rank[share] for share in keys]
-        order = sorted(range(len(workloads)), key=ranks.__getitem__, reverse=True)
-        return [workloads[place] for place in order]
+        return [rank[share] for share in keys]
+
+    def _assign(self, loads: List[Workload], all_or_nothing: bool) -> Dict[str, Optional[str]]:
+        result: Dict[str, Optional[str]] = {load.name: None for load in loads}
+        ranks = self._ranks(loads)
+        largest = sorted(range(len(loads)), key=ranks.__getitem__, reverse=True)
+        # All or nothing: a trial gives up at its first miss. Otherwise the
+        # second trial gives up once it has missed as many as the first: it
+        # can then no longer place more.
+        kept, missed = self._trial([loads[place] for place in largest],
+                                   1 if all_or_nothing else None)
+        if missed:
+            smallest = sorted(range(len(loads)), key=ranks.__getitem__)
+            # The same order again (all shares equal) would place the same.
+            if smallest != largest:
+                order = [loads[place] for place in smallest]
+                if len(self._slots) + len(self._where) - len(kept) <= len(kept):
+                    # Cheaper than undoing: try it on a copy of the state
+                    # before the call, and redo it here only if it wins.
+                    copy = self._copy_without(loads)
+                    trial, second_missed = copy._trial(order, missed)
+                    if second_missed < missed:
+                        self._undo(kept)
+                        kept, missed = [(load, self._slots[slot.name])
+                                        for load, slot in trial], second_missed
+                        for load, slot in kept:
+                            self._place(load, slot)
+                else:
+                    self._undo(kept)
+                    second, second_missed = self._trial(order, missed)
+                    if second_missed < missed:
+                        kept, missed = second, second_missed
+                    else:
+                        self._undo(second)
+                        if all_or_nothing:
+                            return result
+                        for load, slot in kept:
+                            self._place(load, slot)
+        if missed and all_or_nothing:
+            self._undo(kept)
+            return result
+        for load, slot in kept:
+            result[load.name] = slot.name
+        return result
+
+    def _copy_without(self, loads: List[Workload]) -> "BestFitDistributor":
+        """A new distributor in this one's state less ``loads``: the same
+        nodes in the same order and cordons, the other workloads on the same
+        nodes. Cost: O((N + placed workloads) x R log N)."""
+        copy = type(self)([slot.node for slot in self._slots.values()], self._rubric)
+        for slot in self._slots.values():
+            if slot.cordoned:
+                copy._cordon(copy._slots[slot.name], True)
+        leaving = {load.name for load in loads}
+        for name, slot in self._where.items():
+            if name not in leaving:
+                copy._put(slot.workloads[name], copy._slots[slot.name])
+        return copy
+
+    def _trial(self, order: List[Workload],
+               give_up: Optional[int]) -> Tuple[List[Tuple[Workload, _Slot]], int]:
+        """Place ``order`` one by one, each on the node :meth:`_choose` picks;
+        stop once ``give_up`` workloads (if given) found no node. Returns the
+        placements made, in order, and how many workloads found no node."""
+        placed = []
+        missed = 0
+        for load in order:
+            slot = self._choose(load)
+            if slot is None:
+                missed += 1
+                if missed == give_up:
+                    break
+                continue
+            self._place(load, slot)
+            placed.append((load, slot))
+        return placed, missed
+
+    def _undo(self, placed: List[Tuple[Workload, _Slot]]) -> None:
+        """Take back ``placed`` (a trial's placements), last first: the nodes
+        and their order are then exactly as before the trial."""
+        for load, _ in reversed(placed):
+            self._unplace(load.name)
 
     def _joined(self, slot: _Slot) -> None:
         self._scale = None

@@ -121,7 +121,10 @@ class Reference:
 
     # -- the operations
     def assign(self, specs, all_or_nothing=False):
-        loads = [Load(spec) for spec in specs]
+        return self.place_call([Load(spec) for spec in specs], all_or_nothing)
+
+    def place_call(self, loads, all_or_nothing):
+        """One call's loads (or the loads of removed nodes), in sequence."""
         result = {load.name: None for load in loads}
         cursor = self.cursor
         done = []
@@ -178,13 +181,7 @@ class Reference:
             if index < self.cursor:
                 self.cursor -= 1
             del self.machines[index]
-        result = {load.name: None for load in displaced}
-        for load in self.sequence(displaced):
-            machine = self.choose(load)
-            if machine is not None:
-                self.put(machine, load)
-                result[load.name] = machine.name
-        return result
+        return self.place_call(displaced, False)
 
     # -- what tests compare
     def state(self):

@@ -2,7 +2,8 @@
 
 It shares no code with pylighthouse; it extends :mod:`reference` (the
 reading of SPEC.md, which keeps the fit rule, aversion passes and
-lifecycle) with BestFit's two orders, written the way the docs state them.
+lifecycle) with BestFit's two orders and its second, smallest-first trial
+of a call that leaves workloads out, written the way the docs state them.
 """
 import decimal
 from decimal import Decimal
@@ -63,3 +64,39 @@ class BestFitReference(Reference):
 
     def sequence(self, loads):
         return sorted(loads, key=lambda load: -dominant_share(load, self.machines))
+
+    def trial(self, loads):
+        """Place ``loads`` in that order; return [(load, machine)], misses."""
+        done, missed = [], 0
+        for load in loads:
+            machine = self.choose(load)
+            if machine is None:
+                missed += 1
+            else:
+                self.put(machine, load)
+                done.append((load, machine))
+        return done, missed
+
+    def place_call(self, loads, all_or_nothing):
+        """Largest first; if that leaves any out, smallest first from the
+        same start instead, kept only when it places strictly more."""
+        first, first_missed = self.trial(self.sequence(loads))
+        if first_missed:
+            for load, _ in reversed(first):
+                self.take(load.name)
+            smallest = sorted(loads, key=lambda load: dominant_share(load, self.machines))
+            second, second_missed = self.trial(smallest)
+            if second_missed < first_missed:
+                first, first_missed = second, second_missed
+            else:
+                for load, _ in reversed(second):
+                    self.take(load.name)
+                for load, machine in first:
+                    self.put(machine, load)
+        if all_or_nothing and first_missed:
+            for load, _ in reversed(first):
+                self.take(load.name)
+            first = []
+        result = {load.name: None for load in loads}
+        result.update({load.name: machine.name for load, machine in first})
+        return result

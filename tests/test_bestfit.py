@@ -173,6 +173,45 @@ def test_all_or_nothing_that_fails_leaves_the_state_as_it_was():
     assert distributor.attempt_assign_loads(loads, all_or_nothing=True) == \
         {"req-2": None, "req-3": None, "huge": None}
     assert distributor.to_dict() == before
+    # Equal shares: both orders are the same, tried once; still nothing stays.
+    same = [{"name": f"same-{i}", "requirements": {"cpu": 5}} for i in range(4)]
+    assert distributor.attempt_assign_loads(same, all_or_nothing=True) == dict.fromkeys(
+        (load["name"] for load in same), None)
+    assert distributor.to_dict() == before
+
+
+def test_a_call_that_leaves_workloads_out_is_tried_smallest_first():
+    one = [{"name": "n", "resources": {"cpu": 4}}]
+    # Largest first places big alone; smallest first places both smalls.
+    assert BestFitDistributor.from_list(one).attempt_assign_loads(
+        [{"name": "big", "requirements": {"cpu": 3}},
+         {"name": "s1", "requirements": {"cpu": 2}},
+         {"name": "s2", "requirements": {"cpu": 2}}]) == {"big": None, "s1": "n", "s2": "n"}
+    # One placed either way: the largest-first result stays.
+    assert BestFitDistributor.from_list(one).attempt_assign_loads(
+        [{"name": "small", "requirements": {"cpu": 2}},
+         {"name": "big", "requirements": {"cpu": 4}}]) == {"small": None, "big": "n"}
+
+
+@pytest.mark.parametrize("all_or_nothing", [False, True])
+def test_smallest_first_can_place_everything_where_largest_first_cannot(all_or_nothing):
+    nodes = [{"name": "n1", "resources": {"cpu": 4}}, {"name": "n2", "resources": {"cpu": 3}}]
+    loads = [{"name": "a", "requirements": {"cpu": 3}},
+             {"name": "b", "requirements": {"cpu": 2}},
+             {"name": "c", "requirements": {"cpu": 2}}]
+    # Largest first: a on n1 (first of two equal scores), b on n2, c nowhere.
+    # Smallest first: b and c fill n1, then a takes n2. On this small state
+    # the second order is tried on a copy; with many workloads placed
+    # elsewhere, by undoing the first: the same answer either way.
+    for earlier in (0, 8):
+        distributor = BestFitDistributor.from_list(
+            nodes + [{"name": "gpus", "resources": {"gpu": 8}}] * bool(earlier))
+        distributor.attempt_assign_loads(
+            [{"name": f"g{i}", "requirements": {"gpu": 1}} for i in range(earlier)])
+        assert distributor.attempt_assign_loads(loads, all_or_nothing=all_or_nothing) == \
+            {"a": "n2", "b": "n1", "c": "n1"}
+        assert [state.workloads for state in distributor.node_states()][:2] == \
+            [("b", "c"), ("a",)]
 
 
 # --------------------------------------------------- against the twin
