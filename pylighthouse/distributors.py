@@ -39,8 +39,7 @@ NodeLike = Union[Node, Mapping[str, Any]]
 class _Slot:
     """A node inside a distributor: its capacity and what is on it now."""
 
-    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned",
-                 "key", "negative", "floats")
+    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned", "key")
 
     def __init__(self, node: Node):
         self.node = node
@@ -50,8 +49,6 @@ class _Slot:
         self.groups: Counter = Counter()
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
-        self.negative = False  # some remaining quantity is below zero
-        self.floats: Dict[str, float] = {}  # remaining, as floats, for the index
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -100,8 +97,6 @@ class Distributor:
     #: keeps the plain scan, the readable statement of each strategy, which
     #: the tests compare with the index).
     _indexed: ClassVar[bool] = True
-    #: Whether a node's place in the order depends on its remaining room.
-    _rekeyed: ClassVar[bool] = False
     #: Whether one call places its workloads the same whatever order they
     #: are given in (BinPack sorts them itself; the planner relies on this).
     _sorts_each_call: ClassVar[bool] = False
@@ -122,9 +117,8 @@ class Distributor:
         self._slots: Dict[str, _Slot] = {}
         self._where: Dict[str, _Slot] = {}
         self._group_nodes: Dict[str, Counter] = {}
-        self._joins = 0
         self._index: Optional[NodeIndex] = \
-            NodeIndex(self._index_key, self._rekeyed, self._index_load) if self._indexed else None
+            NodeIndex(self._index_rubric(), self._index_load) if self._indexed else None
         self._join(self._accept_nodes(nodes))
 
     @classmethod
@@ -486,10 +480,10 @@ class Distributor:
         """The order in which one call's workloads are placed."""
         return workloads
 
-    def _index_key(self, slot: _Slot) -> Any:
-        """A node's place in the index's order: by default, when it joined."""
-        self._joins += 1
-        return self._joins
+    def _index_rubric(self) -> Optional[Rubric]:
+        """The rubric whose score of remaining room orders the index's nodes;
+        ``None`` keeps them in the order they joined."""
+        return None
 
     def _start(self) -> int:
         """How many nodes of the order a search passes over before it starts."""
@@ -611,8 +605,6 @@ class Distributor:
         if self._index is not None:
             if before:
                 self._index.changed(slot, before)
-            if workload.aversion_groups:
-                self._index.touched(slot)  # it may take that group's workloads again
         for group in workload.aversion_groups:
             _decrement(slot.groups, group)
             nodes = self._group_nodes[group]
@@ -793,7 +785,6 @@ class BinPackDistributor(Distributor):
     """
 
     strategy = "BinPack"
-    _rekeyed = True
     _sorts_each_call = True
 
     def __init__(self, rubric: Union[Rubric, Mapping[str, Any]],
@@ -819,13 +810,8 @@ class BinPackDistributor(Distributor):
         key = self._rubric.sort_key
         return sorted(self._slots.values(), key=lambda slot: key(slot.remaining, slot.name))
 
-    def _index_key(self, slot: _Slot) -> Any:
-        # The rubric's sort key with the score's nearest float in front. The
-        # order is the same (converting to the nearest float never reverses
-        # two decimals; equal floats fall through to the decimals), and most
-        # comparisons in the index's bisections end on the floats.
-        flag, score, name = self._rubric.sort_key(slot.remaining, slot.name)
-        return (flag, float(score), score, name)
+    def _index_rubric(self) -> Optional[Rubric]:
+        return self._rubric
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
         # Biggest score first, ties by name. Workloads come in a few flavours:
