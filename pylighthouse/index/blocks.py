@@ -21,11 +21,14 @@ of k quantities O(log N + k x L) at worst, O(k) mostly.
 """
 from bisect import bisect_left
 from collections import Counter
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
 
-__all__ = ["Block", "NodeClass", "OPEN", "NEG", "column_value"]
+__all__ = ["Block", "NodeClass", "OPEN", "NEG", "column_value", "at_least"]
 
 NEG = float("-inf")
+#: At most this many shapes, and vectors per shape, remembered as refused by a block.
+MAX_REFUSED = 256
+MAX_VECTORS = 4
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -43,15 +46,43 @@ def column_value(slot: Any, key: str) -> float:
 
 
 class Block:
-    """A run of nodes in order: their slots, order keys and float columns."""
+    """A run of nodes in order: their slots, order keys and float columns.
 
-    __slots__ = ("slots", "keys", "cols")
+    ``refused`` remembers, per workload shape, requirement vectors that no
+    node of the block takes, as of ``version``; the version moves whenever
+    a node of the block gains room, joins it or is uncordoned, which is
+    the only way a refusal can turn into a fit.
+    """
+
+    __slots__ = ("slots", "keys", "cols", "version", "refused")
 
     def __init__(self, slots: List[Any], columns: List[str]):
         self.slots = slots
         self.keys = [slot.key for slot in slots]
         self.cols: Dict[str, List[float]] = {
             key: [column_value(slot, key) for slot in slots] for key in columns}
+        self.version = 0
+        self.refused: Dict[Any, Tuple[int, List[Any]]] = {}
+
+    def refuses(self, shape: Any, needed: Tuple[Any, ...]) -> bool:
+        """Whether a vector of ``shape`` at most ``needed`` was refused by
+        every node since the block last grew. O(V x R)."""
+        known = self.refused.get(shape)
+        if known is None or known[0] != self.version:
+            return False
+        return any(all(map(at_least, needed, old)) for old in known[1])
+
+    def refuse(self, shape: Any, needed: Tuple[Any, ...]) -> None:
+        """Remember that no node of the block takes ``needed`` of ``shape``."""
+        known = self.refused.get(shape)
+        if known is None or known[0] != self.version:
+            if len(self.refused) >= MAX_REFUSED:
+                self.refused.clear()
+            known = self.refused[shape] = (self.version, [])
+        vectors = known[1]
+        if len(vectors) >= MAX_VECTORS:
+            del vectors[0]
+        vectors.append(needed)
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -130,6 +161,7 @@ class NodeClass:
                 return
         block = blocks[index]
         position = bisect_left(block.keys, key)
+        block.version += 1
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
         for column, values in block.cols.items():
@@ -160,10 +192,13 @@ class NodeClass:
         if len(block) * 4 < self.load and len(self.blocks) > 1:
             self._merge(index if index + 1 < len(self.blocks) else index - 1)
 
-    def update(self, index: int, position: int, keys: Mapping[str, Any]) -> None:
-        """Rewrite the node's columns among ``keys`` after its room changed."""
+    def update(self, index: int, position: int, keys: Iterable[str], grew: bool) -> None:
+        """Rewrite the node's columns among ``keys`` after its room changed
+        (``grew``: some quantity of it went up, or it was uncordoned)."""
         block = self.blocks[index]
         slot = block.slots[position]
+        if grew:
+            block.version += 1
         cols = block.cols
         for key in keys:
             values = cols.get(key)
@@ -179,7 +214,8 @@ class NodeClass:
 
     def refresh(self, index: int, position: int) -> None:
         """Rewrite every column of the node (it was cordoned or uncordoned)."""
-        self.update(index, position, self.blocks[index].cols)
+        block = self.blocks[index]
+        self.update(index, position, list(block.cols), not block.slots[position].cordoned)
 
     # ------------------------------------------------------------- blocks
 
@@ -212,5 +248,7 @@ class NodeClass:
         if len(slots) > 2 * self.load:
             self._split(index)
 
-    def first_key(self) -> Optional[Any]:
-        return self.blocks[0].keys[0] if self.blocks else None
+
+def at_least(needed: Any, known: Any) -> bool:
+    """``needed >= known``, for ``map``."""
+    return bool(needed >= known)

@@ -27,8 +27,7 @@ groups), ``cordoned`` and a writable ``key``, which the index sets to the
 node's order key. The index holds plain data only (no functions), so it
 copies and pickles with its distributor.
 """
-from bisect import bisect_left, insort
-from collections import Counter
+from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
 from operator import attrgetter
@@ -36,7 +35,7 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Tupl
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import NodeClass
+from .blocks import NodeClass, at_least
 from .plans import FEW, Plan, make_plan
 from .search import first_among, first_in_class
 
@@ -173,7 +172,8 @@ class NodeIndex:
         nodes = self._home[slot.name]
         index, position = nodes.locate(slot.key)
         remaining = slot.remaining
-        if not slot.cordoned and any(remaining[key] > old for key, old in before.items()):
+        grew = not slot.cordoned and any(remaining[key] > old for key, old in before.items())
+        if grew:
             self._grown += 1
         if self._rubric is not None:
             key = self._key(slot)
@@ -182,7 +182,7 @@ class NodeIndex:
                 slot.key = key
                 nodes.insert(slot)
                 return
-        nodes.update(index, position, before)
+        nodes.update(index, position, before, grew)
 
     # ------------------------------------------------------------- search
 
@@ -205,10 +205,11 @@ class NodeIndex:
         if plan is None or plan.layout != self._layout:
             plan = self._plan(shape, requirements)
         floats = {key: float(value) for key, value in requirements.items()}
+        needed = tuple(requirements.values())
         low = self._key_at(start)
-        found = self._earliest(plan, floats, workload, groups, low, None)
+        found = self._earliest(plan, floats, workload, groups, low, None, shape, needed)
         if found is None and low is not None:  # wrap around
-            found = self._earliest(plan, floats, workload, groups, None, low)
+            found = self._earliest(plan, floats, workload, groups, None, low, shape, needed)
         if found is None and not groups:
             self._remember_nowhere(shape, requirements)
         return found
@@ -233,11 +234,13 @@ class NodeIndex:
         if plan is None or plan.layout != self._layout:
             plan = self._plan(shape, requirements)
         floats = {key: float(value) for key, value in requirements.items()}
-        return self._earliest(plan, floats, workload, NO_GROUPS, low, None)
+        return self._earliest(plan, floats, workload, NO_GROUPS, low, None, shape,
+                              tuple(requirements.values()))
 
     @staticmethod
     def _earliest(plan: Plan, floats: Mapping[str, float], workload: Workload,
-                  groups: FrozenSet[str], low: Any, high: Any) -> Optional[Any]:
+                  groups: FrozenSet[str], low: Any, high: Any, shape: Shape,
+                  needed: Tuple[Decimal, ...]) -> Optional[Any]:
         """The earliest answer of the plan's classes in [low, high)."""
         best = None
         for entry in plan.entries:
@@ -246,7 +249,7 @@ class NodeIndex:
                                     low, high)
             else:
                 found = first_in_class(entry.nodes, entry.sieve(floats), workload, groups,
-                                       low, high)
+                                       low, high, shape, needed)
             if found is not None:
                 best, high = found, found.key
         return best
@@ -269,7 +272,7 @@ class NodeIndex:
         if failed is None or failed[0] != self._grown:
             return False
         needed = tuple(requirements.values())
-        return any(all(map(_at_least, needed, known)) for known in failed[1])
+        return any(all(map(at_least, needed, known)) for known in failed[1])
 
     def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> None:
         failed = self._nowhere.get(shape)
@@ -281,10 +284,6 @@ class NodeIndex:
         if len(known) >= MAX_FAILED:
             del known[0]
         known.append(tuple(requirements.values()))
-
-
-def _at_least(needed: Decimal, known: Decimal) -> bool:
-    return needed >= known
 
 
 class _after:

@@ -12,6 +12,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
 
+A block whose nodes all said no remembers it for the workload's shape and
+requirements (:meth:`~.blocks.Block.refuses`) until one of its nodes gains
+room: the next search for the same or a larger vector skips the block.
+
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
 :func:`first_among` is the same last step over a short list of candidates
@@ -58,10 +62,12 @@ def _acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
 
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
-                   groups: FrozenSet[str], low: Any, high: Any) -> Optional[Any]:
+                   groups: FrozenSet[str], low: Any, high: Any,
+                   shape: Any, needed: Tuple[Any, ...]) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
-    one of ``groups``; ``None`` when there is none.
+    one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
+    (the workload's requirement values) name what blocks remember refusing.
 
     Cost: see the module docstring.
     """
@@ -80,13 +86,23 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if high is not None and block.keys[0] >= high:
             return None
         start = offset if index == first else 0
+        if block.refuses(shape, needed):
+            continue
         slots = block.slots
+        whole = not start  # every node of the block was looked at, none taken
         for position in _passing(block.cols, sieve, start):
             slot = slots[position]
             if high is not None and slot.key >= high:
                 return None
-            if _acceptable(slot, workload, groups):
+            if slot.cordoned:
+                continue
+            if groups and not slot.groups.keys().isdisjoint(groups):
+                whole = False  # an averse node may fit: nothing learnt
+                continue
+            if check_fit(slot.remaining, workload) is None:
                 return slot
+        if whole:
+            block.refuse(shape, needed)
     return None
 
 
