@@ -9,7 +9,6 @@ shortcomings and wards, infinite resources, negative rubric weights and
 undefined BinPack scores. After every step the index's own invariants are
 checked against a recomputation from scratch.
 """
-from collections import Counter
 from contextlib import contextmanager
 from decimal import Decimal
 from unittest import mock
@@ -46,8 +45,9 @@ def make(strategy, nodes, rubric, indexed, load=2):
 
 def check_index(distributor):
     """The index holds exactly the nodes, in the strategy's order, each in
-    the class of its counted resources, with columns that hold its floats,
-    exact bounds, and tag maps that list exactly the nodes bearing each tag."""
+    the class of its resources below zero, with columns that hold its
+    floats, exact bounds, and maps that list exactly the nodes bearing each
+    resource."""
     index = distributor._index
     assert isinstance(index, NodeIndex)
     order = list(index)
@@ -67,7 +67,7 @@ def check_index(distributor):
         members = list(nodes)
         assert members and nodes.size == len(members)
         assert all(index._home[s.name] is nodes for s in members)
-        assert all(counted == {k for k, v in s.node.resources.items() if v != 0}
+        assert all(counted == {k for k, v in s.node.resources.items() if v < 0}
                    for s in members)
         assert [s.key for s in members] == sorted(s.key for s in members)
         assert nodes.lasts == [block.keys[-1] for block in nodes.blocks]
@@ -78,15 +78,11 @@ def check_index(distributor):
             for column, values in block.cols.items():
                 assert values == [column_value(s, column) for s in block.slots], column
                 assert nodes.bounds[column][at] == max(values), column
-        tags = {}
-        signed = Counter()
+        bearers = {}
         for s in members:
-            for k, v in s.node.resources.items():
-                if v == 0:
-                    tags.setdefault(k, set()).add(s)
-                elif v < 0:
-                    signed[k] += 1
-        assert nodes.tags == tags and nodes.signed == signed
+            for k in s.node.resources:
+                bearers.setdefault(k, set()).add(s)
+        assert nodes.bearers == bearers
         seen.update(s.name for s in members)
     assert seen == set(distributor._slots) == set(index._home)
 
@@ -432,9 +428,11 @@ def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
 
 
 def test_a_class_that_cannot_host_a_workload_is_never_searched():
-    """Nodes with a gpu form their own class; a workload that asks for more
-    cpu than any gpu node has never reaches check_fit on one."""
-    nodes = [{"name": f"g{i}", "resources": {"cpu": 2, "gpu": 1}} for i in range(50)] + \
+    inf = float("inf")
+    """Warded nodes form their own class; a workload not immune to the ward
+    never reaches check_fit on one, nor on a node whose block lacks room."""
+    nodes = [{"name": f"g{i}", "resources": {"cpu": 8, "mark": -inf}} for i in range(50)] + \
+        [{"name": f"s{i}", "resources": {"cpu": 2}} for i in range(50)] + \
         [{"name": f"c{i}", "resources": {"cpu": 8}} for i in range(50)]
     fast = make("Prioritized", nodes, {}, True, 4)
     assert len(fast._index._classes) == 2

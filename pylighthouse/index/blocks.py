@@ -1,14 +1,17 @@
 """One class of nodes in the strategy's order: blocks of nodes, float columns, exact bounds.
 
-A :class:`NodeClass` holds the nodes that share one set of counted resources
-(every resource whose capacity is not zero: quantities, semaphores,
-shortcomings, wards). They sit in a list of :class:`Block`, each a short list
-kept sorted by the nodes' order keys, as in sortedcontainers. Per block and
-per *column* (a counted resource, a tag asked for often, and :data:`OPEN`)
-the block keeps its nodes' remaining quantities as floats, side by side,
-and the class keeps, per column, the largest value of each block: its
-*bound*. A cordoned node reads minus infinity in every column, so bounds
-cover the open nodes only.
+A :class:`NodeClass` holds the nodes that share one set of resources below
+zero at capacity (shortcomings, wards: the resources a workload must
+offset or be immune to even when it does not ask for them). They sit in a
+list of :class:`Block`, each a short list kept sorted by the nodes' order
+keys, as in sortedcontainers. Per block and per *column* (a resource some
+workload asked for, the class's resources below zero, and :data:`OPEN`) the
+block keeps its nodes' remaining quantities as floats, side by side, and
+the class keeps, per column, the largest value of each block: its *bound*.
+A node lacking the resource, or cordoned, reads minus infinity, so bounds
+cover the open nodes that have it. Columns are made when a search first
+needs them: a resource only one node has (a hostname tag) never gets one,
+it is found through ``bearers``, resource -> the nodes that have it.
 
 Bounds are exact at all times: raising a value raises the bound, lowering
 the value that was the bound recomputes it from the block's column (O(L) in
@@ -20,13 +23,15 @@ Cost: inserting or deleting a node O(log N + C x L), C columns; a change
 of k quantities O(log N + k x L) at worst, O(k) mostly.
 """
 from bisect import bisect_left
-from collections import Counter
-from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "OPEN", "NEG", "column_value", "at_least"]
 
 NEG = float("-inf")
-#: At most this many shapes, and vectors per shape, remembered as refused by a block.
+#: The lowest float a node that has a resource shows for it (raising a
+#: quantity only lets more nodes through the sieve, never fewer).
+LOWEST = -1.7976931348623157e308
+#: At most this many shapes, and vectors per shape, whose refusals a class keeps.
 MAX_REFUSED = 256
 MAX_VECTORS = 4
 #: The column that reads 0 for an open node and minus infinity for a
@@ -35,54 +40,30 @@ OPEN = ""
 
 
 def column_value(slot: Any, key: str) -> float:
-    """The float a node shows in column ``key``: its remaining quantity,
-    minus infinity when it lacks ``key`` or is cordoned. O(1)."""
+    """The float a node shows in column ``key``: its remaining quantity (at
+    least :data:`LOWEST`, so that minus infinity means only "lacks ``key``
+    or is cordoned"). O(1)."""
     if slot.cordoned:
         return NEG
     if key == OPEN:
         return 0.0
     value = slot.remaining.get(key)
-    return NEG if value is None else float(value)
+    if value is None:
+        return NEG
+    number = float(value)
+    return number if number >= LOWEST else LOWEST
 
 
 class Block:
-    """A run of nodes in order: their slots, order keys and float columns.
+    """A run of nodes in order: their slots, order keys and float columns."""
 
-    ``refused`` remembers, per workload shape, requirement vectors that no
-    node of the block takes, as of ``version``; the version moves whenever
-    a node of the block gains room, joins it or is uncordoned, which is
-    the only way a refusal can turn into a fit.
-    """
-
-    __slots__ = ("slots", "keys", "cols", "version", "refused")
+    __slots__ = ("slots", "keys", "cols")
 
     def __init__(self, slots: List[Any], columns: List[str]):
         self.slots = slots
         self.keys = [slot.key for slot in slots]
         self.cols: Dict[str, List[float]] = {
             key: [column_value(slot, key) for slot in slots] for key in columns}
-        self.version = 0
-        self.refused: Dict[Any, Tuple[int, List[Any]]] = {}
-
-    def refuses(self, shape: Any, needed: Tuple[Any, ...]) -> bool:
-        """Whether a vector of ``shape`` at most ``needed`` was refused by
-        every node since the block last grew. O(V x R)."""
-        known = self.refused.get(shape)
-        if known is None or known[0] != self.version:
-            return False
-        return any(all(map(at_least, needed, old)) for old in known[1])
-
-    def refuse(self, shape: Any, needed: Tuple[Any, ...]) -> None:
-        """Remember that no node of the block takes ``needed`` of ``shape``."""
-        known = self.refused.get(shape)
-        if known is None or known[0] != self.version:
-            if len(self.refused) >= MAX_REFUSED:
-                self.refused.clear()
-            known = self.refused[shape] = (self.version, [])
-        vectors = known[1]
-        if len(vectors) >= MAX_VECTORS:
-            del vectors[0]
-        vectors.append(needed)
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -93,27 +74,66 @@ class Block:
 
 
 class NodeClass:
-    """The nodes with one set of counted resources (``keys``), in order.
+    """The nodes whose resources below zero at capacity are ``keys``, in order.
 
-    ``tags`` maps each tag (a resource of capacity 0) that some node of the
-    class has to those nodes; ``signed`` counts, per resource, the nodes whose
-    capacity is below zero (shortcomings, wards): those resources are sieved
-    even for workloads that do not ask for them.
+    ``bearers`` maps every resource some node of the class has to those
+    nodes; ``columns`` lists the resources with a column (see the module
+    docstring).
     """
 
-    __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "tags", "signed",
-                 "load", "size")
+    __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
+                 "versions", "clock", "refusals")
 
     def __init__(self, keys: frozenset, load: int):
         self.keys = keys
-        self.columns: List[str] = sorted(keys) + [OPEN]
+        self.columns: List[str] = [OPEN]
         self.blocks: List[Block] = []
         self.lasts: List[Any] = []  # each block's last key, for bisection
-        self.bounds: Dict[str, List[float]] = {key: [] for key in self.columns}
-        self.tags: Dict[str, Set[Any]] = {}
-        self.signed: Counter = Counter()
+        self.bounds: Dict[str, List[float]] = {OPEN: []}
+        self.bearers: Dict[str, Set[Any]] = {}
         self.load = load
         self.size = 0
+        # Each block's version: a number of this class's clock, never given
+        # twice, taken anew whenever a node of the block gains room, joins
+        # it or is uncordoned (the only ways a refusal turns into a fit).
+        self.versions: List[int] = []
+        self.clock = 0
+        # Per shape, a few requirement vectors with, per block, the version
+        # at which no node of the block took the vector ("refused").
+        self.refusals: Dict[Any, List[Tuple[Tuple[Any, ...], List[int]]]] = {}
+
+    def refused(self, shape: Any, needed: Tuple[Any, ...]) -> List[int]:
+        """Per block, the version at which it refused ``needed`` (of
+        ``shape``) or anything ``needed`` is at least; to be compared with
+        :attr:`versions`, and written when a block refuses. O(V x R + B)."""
+        known = self.refusals.get(shape)
+        if known is None:
+            if len(self.refusals) >= MAX_REFUSED:
+                self.refusals.clear()
+            known = self.refusals[shape] = []
+        stamps: Optional[List[int]] = None
+        for vector, kept in known:
+            if vector == needed:
+                stamps = kept
+                break
+        else:
+            for vector, kept in reversed(known):
+                if all(map(at_least, needed, vector)):
+                    stamps = list(kept)  # what refused less refuses this too
+                    break
+            else:
+                stamps = []
+            if len(known) >= MAX_VECTORS:
+                del known[0]
+            known.append((needed, stamps))
+        missing = len(self.blocks) - len(stamps)
+        if missing > 0:
+            stamps.extend([0] * missing)
+        return stamps
+
+    def _tick(self) -> int:
+        self.clock += 1
+        return self.clock
 
     def __iter__(self) -> Iterator[Any]:
         for block in self.blocks:
@@ -137,7 +157,7 @@ class NodeClass:
     # ------------------------------------------------------------- changing
 
     def add_column(self, key: str) -> None:
-        """Keep a column for ``key`` (a tag asked for often). O(N)."""
+        """Keep a column for ``key`` from now on. O(N)."""
         if key in self.bounds:
             return
         self.columns.append(key)
@@ -161,7 +181,7 @@ class NodeClass:
                 return
         block = blocks[index]
         position = bisect_left(block.keys, key)
-        block.version += 1
+        self.versions[index] = self._tick()
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
         for column, values in block.cols.items():
@@ -198,7 +218,7 @@ class NodeClass:
         block = self.blocks[index]
         slot = block.slots[position]
         if grew:
-            block.version += 1
+            self.versions[index] = self._tick()
         cols = block.cols
         for key in keys:
             values = cols.get(key)
@@ -223,12 +243,14 @@ class NodeClass:
         block = Block(slots, self.columns)
         self.blocks.insert(index, block)
         self.lasts.insert(index, block.keys[-1])
+        self.versions.insert(index, self._tick())
         for column in self.columns:
             self.bounds[column].insert(index, block.bound(column))
 
     def _drop_block(self, index: int) -> None:
         del self.blocks[index]
         del self.lasts[index]
+        del self.versions[index]
         for bounds in self.bounds.values():
             del bounds[index]
 

@@ -2,7 +2,7 @@
 
 :class:`NodeIndex` is what a distributor asks "which node first?". It keeps
 every node in one :class:`~.blocks.NodeClass` (nodes sharing the resources
-of non-zero capacity), a map tag -> nodes inside each class, the order
+below zero at capacity), a map resource -> nodes inside each class, the order
 (join order, or a rubric's score of remaining room for BinPack), and per
 workload shape a :class:`~.plans.Plan`. :meth:`NodeIndex.first_fit` takes
 the earliest answer of the plan's classes (:mod:`.search`), and remembers
@@ -110,10 +110,10 @@ class NodeIndex:
     def add(self, slot: Any) -> None:
         """Node ``slot`` joins (last in join order). O(log N + R + C x L)."""
         resources = slot.node.resources
-        counted = frozenset(key for key, value in resources.items() if value != ZERO)
-        nodes = self._classes.get(counted)
+        signed = frozenset(key for key, value in resources.items() if value < ZERO)
+        nodes = self._classes.get(signed)
         if nodes is None:
-            nodes = self._classes[counted] = NodeClass(counted, self._load)
+            nodes = self._classes[signed] = NodeClass(signed, self._load)
             self._layout += 1
         if self._rubric is None:
             self._joins += 1
@@ -121,19 +121,14 @@ class NodeIndex:
             self._order.append(slot.key)
         else:
             slot.key = self._key(slot)
-        for key, value in resources.items():
-            if value == ZERO:
-                bearers = nodes.tags.get(key)
-                if bearers is None:
-                    bearers = nodes.tags[key] = set()
-                    self._layout += 1
-                bearers.add(slot)
-                if len(bearers) == FEW + 1:
-                    self._layout += 1  # searched by column from now on
-            elif value < ZERO:
-                if not nodes.signed[key]:
-                    self._layout += 1
-                nodes.signed[key] += 1
+        for key in resources:
+            bearers = nodes.bearers.get(key)
+            if bearers is None:
+                bearers = nodes.bearers[key] = set()
+                self._layout += 1
+            bearers.add(slot)
+            if len(bearers) == FEW + 1:
+                self._layout += 1  # searched by column from now on
         nodes.insert(slot)
         self._home[slot.name] = nodes
         self._grown += 1
@@ -142,16 +137,11 @@ class NodeIndex:
         """Node ``slot`` leaves. O(log N + R + C x L)."""
         nodes = self._home.pop(slot.name)
         nodes.delete(*nodes.locate(slot.key))
-        for key, value in slot.node.resources.items():
-            if value == ZERO:
-                bearers = nodes.tags[key]
-                bearers.discard(slot)
-                if not bearers:
-                    del nodes.tags[key]
-            elif value < ZERO:
-                nodes.signed[key] -= 1
-                if not nodes.signed[key]:
-                    del nodes.signed[key]
+        for key in slot.node.resources:
+            bearers = nodes.bearers[key]
+            bearers.discard(slot)
+            if not bearers:
+                del nodes.bearers[key]
         if not nodes.size:
             del self._classes[nodes.keys]
             self._layout += 1
@@ -245,7 +235,7 @@ class NodeIndex:
         best = None
         for entry in plan.entries:
             if entry.tag is not None:
-                found = first_among(entry.nodes.tags.get(entry.tag, ()), workload, groups,
+                found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
                                     low, high)
             else:
                 found = first_in_class(entry.nodes, entry.sieve(floats), workload, groups,
@@ -257,9 +247,7 @@ class NodeIndex:
     def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
         if len(self._plans) >= MAX_SHAPES:
             self._plans.clear()
-        positive = frozenset(key for key, value in requirements.items() if value > ZERO)
-        plan = self._plans[shape] = make_plan(self._classes, shape[0], positive, shape[1],
-                                              self._layout)
+        plan = self._plans[shape] = make_plan(self._classes, shape[0], shape[1], self._layout)
         return plan
 
     # ---------------------------------------------------- fitting nowhere

@@ -12,9 +12,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
 
-A block whose nodes all said no remembers it for the workload's shape and
-requirements (:meth:`~.blocks.Block.refuses`) until one of its nodes gains
-room: the next search for the same or a larger vector skips the block.
+A block whose nodes all said no is remembered for the workload's shape and
+requirements (:meth:`~.blocks.NodeClass.refused`) until one of its nodes
+gains room: the next search for the same or a larger vector skips the
+block in step 2, in C.
 
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
@@ -26,7 +27,7 @@ block whose bounds pass and, per candidate node, one ``check_fit``.
 """
 from bisect import bisect_left
 from itertools import compress, count, islice, repeat
-from operator import and_, attrgetter, ge
+from operator import and_, attrgetter, ge, ne
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..fit import check_fit
@@ -41,12 +42,19 @@ Sieve = Sequence[Tuple[str, float]]
 _KEY = attrgetter("key")
 
 
-def _passing(columns: Dict[str, List[float]], sieve: Sieve, start: int) -> Iterator[int]:
-    """Indices from ``start`` on where every sieve column reaches its threshold (in C)."""
+def _passing(columns: Dict[str, List[float]], sieve: Sieve, start: int,
+             versions: Optional[List[int]] = None,
+             stamps: Optional[List[int]] = None) -> Iterator[int]:
+    """Indices from ``start`` on where every sieve column reaches its
+    threshold and, given ``versions``, whose stamp is not the current
+    version (they refused already). All in C."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
     passes: Iterator[bool] = map(ge, islice(values, start, None) if start else values,
                                  repeat(threshold))
+    if versions is not None:
+        passes = map(and_, passes, map(ne, islice(versions, start, None),
+                                       islice(stamps, start, None)))
     for key, threshold in rest:
         values = columns[key]
         passes = map(and_, passes, map(ge, islice(values, start, None) if start else values,
@@ -81,13 +89,13 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if first == len(blocks):
             return None
         offset = bisect_left(blocks[first].keys, low)
-    for index in _passing(nodes.bounds, sieve, first):
+    stamps = nodes.refused(shape, needed)
+    versions = nodes.versions
+    for index in _passing(nodes.bounds, sieve, first, versions, stamps):
         block = blocks[index]
         if high is not None and block.keys[0] >= high:
             return None
         start = offset if index == first else 0
-        if block.refuses(shape, needed):
-            continue
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
         for position in _passing(block.cols, sieve, start):
@@ -102,7 +110,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             if check_fit(slot.remaining, workload) is None:
                 return slot
         if whole:
-            block.refuse(shape, needed)
+            stamps[index] = versions[index]
     return None
 
 
