@@ -9,7 +9,9 @@ Run from the repository root::
 
 Per mix, strategy and size (nodes x workloads), measured end to end (the
 distributor built from node dicts, then ``attempt_assign_loads`` on
-workload dicts, validation included):
+workload dicts, validation included), in CPU time of this process
+(``time.process_time``), so that other work on a shared machine does not
+count (it still slows the caches; run on a quiet machine for wall time):
 
 * ``w/s``: workloads per second (median of ``--repeat`` runs);
 * ``placed``: the share of workloads placed;
@@ -58,11 +60,11 @@ def run_once(strategy: str, problem: mixes.Problem) -> Tuple[float, float, Any, 
     """(seconds in all, seconds to build, distributor, result)."""
     nodes, workloads = problem
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     distributor = build(strategy, nodes)
-    built = time.perf_counter()
+    built = time.process_time()
     result = distributor.attempt_assign_loads(workloads)
-    end = time.perf_counter()
+    end = time.process_time()
     return end - start, built - start, distributor, result
 
 
@@ -71,9 +73,9 @@ def per_workload(distributor: lighthouse.Distributor, batch: List[Dict[str, Any]
     if not batch:
         return 0.0
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     distributor.attempt_assign_loads(batch)
-    return (time.perf_counter() - start) / len(batch)
+    return (time.process_time() - start) / len(batch)
 
 
 def probes(mix: str, distributor: lighthouse.Distributor, nodes: Sequence[Dict[str, Any]],
@@ -142,8 +144,8 @@ def table(rows: Sequence[Dict[str, Any]]) -> str:
             "nowhere", "grouped", "rare", "pinned")
     lines = [" | ".join(head), " | ".join("---" for _ in head)]
     for row in rows:
-        extra = [f"{row[kind]:.2f}" if kind in row else "" for kind in ("grouped", "rare",
-                                                                         "pinned")]
+        extra = [f"{row[kind]:.2f}" if kind in row else ""
+                 for kind in ("grouped", "rare", "pinned")]
         lines.append(" | ".join([
             row["mix"], row["strategy"], row["size"], f"{row['per_s']:,.0f}",
             f"{row['placed']:.0%}", f"{row['vs_plain']:.2f}",

@@ -605,6 +605,8 @@ class Distributor:
         if self._index is not None:
             if before:
                 self._index.changed(slot, before)
+            if workload.aversion_groups:
+                self._index.touched(slot)  # it may take that group's workloads again
         for group in workload.aversion_groups:
             _decrement(slot.groups, group)
             nodes = self._group_nodes[group]

@@ -22,17 +22,19 @@ block has enough.
 Cost: inserting or deleting a node O(log N + C x L), C columns; a change
 of k quantities O(log N + k x L) at worst, O(k) mostly.
 """
+import math
 from bisect import bisect_left
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "OPEN", "NEG", "column_value", "at_least"]
 
 NEG = float("-inf")
+INF = float("inf")
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
 #: At most this many shapes, and vectors per shape, whose refusals a class keeps.
-MAX_REFUSED = 256
+MAX_REFUSED = 4096
 MAX_VECTORS = 4
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
@@ -47,6 +49,17 @@ def column_value(slot: Any, key: str) -> float:
         return NEG
     if key == OPEN:
         return 0.0
+    if type(key) is tuple:  # a joint column: ("joint", ((resource, scale), ...))
+        remaining = slot.remaining
+        least = INF
+        for name, scale in key[1]:
+            value = remaining.get(name)
+            if value is None:
+                return NEG
+            scaled = float(value) * scale
+            if scaled < least:
+                least = scaled
+        return least
     value = slot.remaining.get(key)
     if value is None:
         return NEG
@@ -82,7 +95,7 @@ class NodeClass:
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
-                 "versions", "clock", "refusals")
+                 "versions", "clock", "refusals", "joint")
 
     def __init__(self, keys: frozenset, load: int):
         self.keys = keys
@@ -93,9 +106,13 @@ class NodeClass:
         self.bearers: Dict[str, Set[Any]] = {}
         self.load = load
         self.size = 0
+        # The joint column, once made: the least of a few resources each
+        # multiplied by a fixed scale (see :func:`joint_key`).
+        self.joint: Any = None
         # Each block's version: a number of this class's clock, never given
-        # twice, taken anew whenever a node of the block gains room, joins
-        # it or is uncordoned (the only ways a refusal turns into a fit).
+        # twice, taken anew whenever a node of the block gains room or loses
+        # an aversion group, joins it or is uncordoned (the only ways a
+        # refusal turns into a fit).
         self.versions: List[int] = []
         self.clock = 0
         # Per shape, a few requirement vectors with, per block, the version
@@ -220,6 +237,8 @@ class NodeClass:
         if grew:
             self.versions[index] = self._tick()
         cols = block.cols
+        if self.joint is not None:
+            keys = list(keys) + [self.joint]
         for key in keys:
             values = cols.get(key)
             if values is None:
@@ -231,6 +250,28 @@ class NodeClass:
                 bounds[index] = value
             elif value < old and old >= bounds[index]:
                 bounds[index] = max(values)
+
+    def typical(self, names: Iterable[str]) -> Dict[str, float]:
+        """Per resource of ``names`` (every node of the class has them), one
+        over a power of two near its typical capacity (kept within float
+        range). O(N)."""
+        scales = {}
+        for name in names:
+            sizes = [float(slot.node.resources[name]) for slot in self.bearers[name]]
+            logs = [math.log2(size) for size in sizes if 0 < size < INF]
+            power = round(sum(logs) / len(logs)) if logs else 0
+            scales[name] = 2.0 ** -max(-1000, min(1000, power))
+        return scales
+
+    def make_joint(self, names: List[str]) -> None:
+        """Make the joint column over ``names``, scaled by :meth:`typical`. O(N)."""
+        scales = self.typical(names)
+        self.joint = ("joint", tuple((name, scales[name]) for name in names))
+        self.add_column(self.joint)
+
+    def renew(self, index: int) -> None:
+        """Forget what block ``index`` refused (a node of it lost a group). O(1)."""
+        self.versions[index] = self._tick()
 
     def refresh(self, index: int, position: int) -> None:
         """Rewrite every column of the node (it was cordoned or uncordoned)."""

@@ -14,6 +14,7 @@ The interface a strategy uses (all a distributor calls):
 * ``changed(slot, before)``: its remaining room changed (``before`` holds
   the old quantities of the names that changed);
 * ``cordoned(slot)``: its ``cordoned`` flag was flipped;
+* ``touched(slot)``: a workload with aversion groups left it;
 * ``first_fit(workload, groups, start)``: the first node in order from
   rank ``start`` (wrapping around) that takes the workload, skipping nodes
   that host one of ``groups``;
@@ -174,6 +175,12 @@ class NodeIndex:
                 return
         nodes.update(index, position, before, grew)
 
+    def touched(self, slot: Any) -> None:
+        """A workload with aversion groups left ``slot``: the node may take
+        workloads of those groups again. O(log N)."""
+        nodes = self._home[slot.name]
+        nodes.renew(nodes.locate(slot.key)[0])
+
     # ------------------------------------------------------------- search
 
     def first_fit(self, workload: Workload, groups: FrozenSet[str] = NO_GROUPS,
@@ -247,7 +254,7 @@ class NodeIndex:
     def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
         if len(self._plans) >= MAX_SHAPES:
             self._plans.clear()
-        plan = self._plans[shape] = make_plan(self._classes, shape[0], shape[1], self._layout)
+        plan = self._plans[shape] = make_plan(self._classes, requirements, shape[1], self._layout)
         return plan
 
     # ---------------------------------------------------- fitting nowhere

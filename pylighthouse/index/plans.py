@@ -18,6 +18,10 @@ __all__ = ["Entry", "Plan", "make_plan", "FEW"]
 
 #: A tag borne by at most this many nodes of a class is searched node by node.
 FEW = 32
+#: At most this many resources in a class's joint column.
+JOINT_WIDTH = 2
+#: The threshold of a joint column: the workload's own scaled least.
+JOINT = "joint"
 
 
 class Entry:
@@ -35,7 +39,27 @@ class Entry:
 
     def sieve(self, floats: Mapping[str, float]) -> List[Tuple[str, float]]:
         """The (column, threshold) pairs for a workload with these float requirements."""
-        return [(key, floats[key] if fixed is None else fixed) for key, fixed in self.pairs]
+        return [(key, floats[key] if fixed is None else
+                 _least(floats, key[1]) if fixed is JOINT else fixed)
+                for key, fixed in self.pairs]
+
+
+def _add_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: FrozenSet[str],
+               pairs: List[Tuple[Any, Any]]) -> None:
+    """Sieve on the class's joint column too, when the shape asks for each of
+    its resources (making it, if the class has none yet, from the resources
+    this workload needs most of, for the nodes' size): per-resource bounds
+    cannot see that the cpu left and the memory left sit on different nodes,
+    the joint column can."""
+    asked = [name for name in needed if name not in immunities
+             and len(nodes.bearers[name]) == nodes.size]
+    if nodes.joint is None and len(asked) >= 2 and nodes.size > FEW:
+        typical = nodes.typical(asked)
+        asked.sort(key=lambda name: -float(needed[name]) * typical[name])
+        nodes.make_joint(sorted(asked[:JOINT_WIDTH]))
+    joint = nodes.joint
+    if joint is not None and all(name in asked for name, _ in joint[1]):
+        pairs.insert(0, (joint, JOINT))
 
 
 class Plan:
@@ -48,19 +72,28 @@ class Plan:
         self.entries = entries
 
 
-def make_plan(classes: Dict[Any, NodeClass], names: Tuple[str, ...],
+def _least(floats: Mapping[str, float], scales: Tuple[Tuple[str, float], ...]) -> float:
+    """A workload's threshold on a joint column: the same float operations
+    on its requirements as on a node's remaining room (so rounding keeps
+    every node that has enough of each resource)."""
+    return min(floats[name] * scale for name, scale in scales)
+
+
+def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
               immunities: FrozenSet[str], layout: int) -> Plan:
-    """The plan for a shape requiring ``names`` and immune to ``immunities``."""
+    """The plan for a shape requiring what ``needed`` names (its quantities
+    choose a new joint column's resources) and immune to ``immunities``."""
     entries = []
     for nodes in classes.values():
-        entry = _entry(nodes, names, immunities)
+        entry = _entry(nodes, needed, immunities)
         if entry is not None:
             entries.append(entry)
     return Plan(layout, entries)
 
 
-def _entry(nodes: NodeClass, names: Tuple[str, ...],
+def _entry(nodes: NodeClass, needed: Mapping[str, Any],
            immunities: FrozenSet[str]) -> Optional[Entry]:
+    names = tuple(needed)
     bearers = nodes.bearers
     if any(not bearers.get(name) for name in names):
         return None  # no node of the class has every required name
@@ -74,6 +107,7 @@ def _entry(nodes: NodeClass, names: Tuple[str, ...],
             pairs.append((name, None))  # at least the requirement
         elif len(bearers[name]) < nodes.size:
             pairs.append((name, LOWEST))  # has it, whatever is left
+    _add_joint(nodes, needed, immunities, pairs)
     # Resources below zero must be offset (or the workload immune to them)
     # even when it does not ask for them.
     pairs.extend((key, 0.0) for key in sorted(nodes.keys)

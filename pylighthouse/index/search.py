@@ -12,10 +12,12 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
 
-A block whose nodes all said no is remembered for the workload's shape and
-requirements (:meth:`~.blocks.NodeClass.refused`) until one of its nodes
-gains room: the next search for the same or a larger vector skips the
-block in step 2, in C.
+A block whose nodes all said no (or were averse) is remembered for the
+workload's shape, aversion groups and requirements
+(:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
+loses a group: the next search for the same or a larger vector skips the
+block in step 2, in C. So averse nodes that fit are stepped over one by
+one once per block, not once per search.
 
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
@@ -40,6 +42,10 @@ __all__ = ["first_in_class", "first_among", "Sieve"]
 Sieve = Sequence[Tuple[str, float]]
 
 _KEY = attrgetter("key")
+#: Columns sieved inside a block (the first of the sieve: the joint column
+#: when there is one); the rest is left to ``check_fit``, which few nodes
+#: reach, since the block's bounds passed every column.
+NEAR = 2
 
 
 def _passing(columns: Dict[str, List[float]], sieve: Sieve, start: int,
@@ -89,7 +95,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if first == len(blocks):
             return None
         offset = bisect_left(blocks[first].keys, low)
-    stamps = nodes.refused(shape, needed)
+    stamps = nodes.refused((shape, groups) if groups else shape, needed)
+    near = sieve[:NEAR]
     versions = nodes.versions
     for index in _passing(nodes.bounds, sieve, first, versions, stamps):
         block = blocks[index]
@@ -98,15 +105,14 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         start = offset if index == first else 0
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
-        for position in _passing(block.cols, sieve, start):
+        for position in _passing(block.cols, near, start):
             slot = slots[position]
             if high is not None and slot.key >= high:
                 return None
             if slot.cordoned:
                 continue
             if groups and not slot.groups.keys().isdisjoint(groups):
-                whole = False  # an averse node may fit: nothing learnt
-                continue
+                continue  # averse: refused for these groups
             if check_fit(slot.remaining, workload) is None:
                 return slot
         if whole:
