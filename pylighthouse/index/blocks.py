@@ -24,7 +24,7 @@ of k quantities O(log N + k x L) at worst, O(k) mostly.
 """
 import math
 from bisect import bisect_left
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "OPEN", "NEG", "column_value", "at_least"]
 
@@ -33,7 +33,8 @@ INF = float("inf")
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
-#: At most this many shapes, and vectors per shape, whose refusals a class keeps.
+#: At most this many requirement vectors whose refusals a class keeps, and
+#: this many recent ones per shape tried for a larger vector.
 MAX_REFUSED = 4096
 MAX_VECTORS = 4
 #: The column that reads 0 for an open node and minus infinity for a
@@ -95,7 +96,7 @@ class NodeClass:
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
-                 "versions", "clock", "refusals", "joint")
+                 "versions", "clock", "refusals", "recent", "joint")
 
     def __init__(self, keys: frozenset, load: int):
         self.keys = keys
@@ -115,34 +116,34 @@ class NodeClass:
         # refusal turns into a fit).
         self.versions: List[int] = []
         self.clock = 0
-        # Per shape, a few requirement vectors with, per block, the version
-        # at which no node of the block took the vector ("refused").
-        self.refusals: Dict[Any, List[Tuple[Tuple[Any, ...], List[int]]]] = {}
+        # Per shape and requirement vector, per block, the version at which
+        # no node of the block took the vector ("refused"); and per shape
+        # the last few vectors, whose refusals a larger vector inherits.
+        self.refusals: Dict[Tuple[Any, Tuple[Any, ...]], List[int]] = {}
+        self.recent: Dict[Any, List[Tuple[Any, ...]]] = {}
 
     def refused(self, shape: Any, needed: Tuple[Any, ...]) -> List[int]:
         """Per block, the version at which it refused ``needed`` (of
         ``shape``) or anything ``needed`` is at least; to be compared with
         :attr:`versions`, and written when a block refuses. O(V x R + B)."""
-        known = self.refusals.get(shape)
-        if known is None:
+        stamps = self.refusals.get((shape, needed))
+        if stamps is None:
             if len(self.refusals) >= MAX_REFUSED:
                 self.refusals.clear()
-            known = self.refusals[shape] = []
-        stamps: Optional[List[int]] = None
-        for vector, kept in known:
-            if vector == needed:
-                stamps = kept
-                break
-        else:
-            for vector, kept in reversed(known):
+                self.recent.clear()
+            recent = self.recent.get(shape)
+            if recent is None:
+                recent = self.recent[shape] = []
+            stamps = []
+            for vector in reversed(recent):
                 if all(map(at_least, needed, vector)):
-                    stamps = list(kept)  # what refused less refuses this too
+                    # what refused less refuses this too
+                    stamps = list(self.refusals[shape, vector])
                     break
-            else:
-                stamps = []
-            if len(known) >= MAX_VECTORS:
-                del known[0]
-            known.append((needed, stamps))
+            self.refusals[shape, needed] = stamps
+            if len(recent) >= MAX_VECTORS:
+                del recent[0]
+            recent.append(needed)
         missing = len(self.blocks) - len(stamps)
         if missing > 0:
             stamps.extend([0] * missing)
