@@ -26,17 +26,19 @@ import math
 from bisect import bisect_left
 from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
 
-__all__ = ["Block", "NodeClass", "OPEN", "NEG", "column_value", "at_least"]
+__all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
 
 NEG = float("-inf")
 INF = float("inf")
+#: The powers of four between the two resources of the joint columns.
+RATIOS = (-2, -1, 0, 1, 2)
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
 #: At most this many requirement vectors whose refusals a class keeps, and
 #: this many recent ones per shape tried for a larger vector.
 MAX_REFUSED = 4096
-MAX_VECTORS = 4
+MAX_VECTORS = 8
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -87,6 +89,18 @@ class Block:
         return max(self.cols[key], default=NEG)
 
 
+class Refused:
+    """Per block, the version at which the block refused a requirement
+    vector (``stamps``); ``prefix``: how many blocks from the first one
+    refused it, as found by the last search from the first block."""
+
+    __slots__ = ("stamps", "prefix")
+
+    def __init__(self) -> None:
+        self.stamps: List[int] = []
+        self.prefix = 0
+
+
 class NodeClass:
     """The nodes whose resources below zero at capacity are ``keys``, in order.
 
@@ -107,8 +121,9 @@ class NodeClass:
         self.bearers: Dict[str, Set[Any]] = {}
         self.load = load
         self.size = 0
-        # The joint column, once made: the least of a few resources each
-        # multiplied by a fixed scale (see :func:`joint_key`).
+        # The joint columns, once made: each the least of two resources
+        # multiplied by fixed scales, one per ratio of the two (see
+        # :meth:`make_joint`).
         self.joint: Any = None
         # Each block's version: a number of this class's clock, never given
         # twice, taken anew whenever a node of the block gains room or loses
@@ -119,35 +134,38 @@ class NodeClass:
         # Per shape and requirement vector, per block, the version at which
         # no node of the block took the vector ("refused"); and per shape
         # the last few vectors, whose refusals a larger vector inherits.
-        self.refusals: Dict[Tuple[Any, Tuple[Any, ...]], List[int]] = {}
+        self.refusals: Dict[Tuple[Any, Tuple[Any, ...]], Refused] = {}
         self.recent: Dict[Any, List[Tuple[Any, ...]]] = {}
 
-    def refused(self, shape: Any, needed: Tuple[Any, ...]) -> List[int]:
-        """Per block, the version at which it refused ``needed`` (of
-        ``shape``) or anything ``needed`` is at least; to be compared with
-        :attr:`versions`, and written when a block refuses. O(V x R + B)."""
-        stamps = self.refusals.get((shape, needed))
-        if stamps is None:
+    def refused(self, shape: Any, needed: Tuple[Any, ...]) -> "Refused":
+        """What the blocks refused of ``needed`` (of ``shape``) or of anything
+        ``needed`` is at least, to be compared with :attr:`versions`, and
+        written when a block refuses. O(V x R + B)."""
+        refused = self.refusals.get((shape, needed))
+        if refused is None:
             if len(self.refusals) >= MAX_REFUSED:
                 self.refusals.clear()
                 self.recent.clear()
             recent = self.recent.get(shape)
             if recent is None:
                 recent = self.recent[shape] = []
-            stamps = []
+            refused = Refused()
             for vector in reversed(recent):
                 if all(map(at_least, needed, vector)):
                     # what refused less refuses this too
-                    stamps = list(self.refusals[shape, vector])
+                    known = self.refusals[shape, vector]
+                    refused.stamps = list(known.stamps)
+                    refused.prefix = known.prefix
                     break
-            self.refusals[shape, needed] = stamps
+            self.refusals[shape, needed] = refused
             if len(recent) >= MAX_VECTORS:
                 del recent[0]
             recent.append(needed)
+        stamps = refused.stamps
         missing = len(self.blocks) - len(stamps)
         if missing > 0:
             stamps.extend([0] * missing)
-        return stamps
+        return refused
 
     def _tick(self) -> int:
         self.clock += 1
@@ -239,7 +257,7 @@ class NodeClass:
             self.versions[index] = self._tick()
         cols = block.cols
         if self.joint is not None:
-            keys = list(keys) + [self.joint]
+            keys = list(keys) + list(self.joint)
         for key in keys:
             values = cols.get(key)
             if values is None:
@@ -265,10 +283,17 @@ class NodeClass:
         return scales
 
     def make_joint(self, names: List[str]) -> None:
-        """Make the joint column over ``names``, scaled by :meth:`typical`. O(N)."""
+        """Make the joint columns over two resources ``names``: scaled by
+        :meth:`typical`, the second one also by each power of four of
+        :data:`RATIOS`, so that a workload finds one column whose ratio is
+        near its own (its threshold is then tight on both). O(N x J)."""
         scales = self.typical(names)
-        self.joint = ("joint", tuple((name, scales[name]) for name in names))
-        self.add_column(self.joint)
+        first, second = names
+        self.joint = tuple(
+            ("joint", ((first, scales[first]), (second, scales[second] * 4.0 ** power)))
+            for power in RATIOS)
+        for key in self.joint:
+            self.add_column(key)
 
     def renew(self, index: int) -> None:
         """Forget what block ``index`` refused (a node of it lost a group). O(1)."""

@@ -10,16 +10,15 @@ kept per shape until the classes change.
 
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
+import math
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from .blocks import LOWEST, OPEN, NodeClass
+from .blocks import LOWEST, OPEN, RATIOS, NodeClass
 
 __all__ = ["Entry", "Plan", "make_plan", "FEW"]
 
 #: A tag borne by at most this many nodes of a class is searched node by node.
 FEW = 32
-#: At most this many resources in a class's joint column.
-JOINT_WIDTH = 2
 #: The threshold of a joint column: the workload's own scaled least.
 JOINT = "joint"
 
@@ -39,8 +38,8 @@ class Entry:
 
     def sieve(self, floats: Mapping[str, float]) -> List[Tuple[str, float]]:
         """The (column, threshold) pairs for a workload with these float requirements."""
-        return [(key, floats[key] if fixed is None else
-                 _least(floats, key[1]) if fixed is JOINT else fixed)
+        return [_joint(floats, key) if fixed is JOINT else
+                (key, floats[key] if fixed is None else fixed)
                 for key, fixed in self.pairs]
 
 
@@ -56,9 +55,9 @@ def _add_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: FrozenSe
     if nodes.joint is None and len(asked) >= 2 and nodes.size > FEW:
         typical = nodes.typical(asked)
         asked.sort(key=lambda name: -float(needed[name]) * typical[name])
-        nodes.make_joint(sorted(asked[:JOINT_WIDTH]))
+        nodes.make_joint(sorted(asked[:2]))
     joint = nodes.joint
-    if joint is not None and all(name in asked for name, _ in joint[1]):
+    if joint is not None and all(name in asked for name, _ in joint[0][1]):
         pairs.insert(0, (joint, JOINT))
 
 
@@ -72,11 +71,19 @@ class Plan:
         self.entries = entries
 
 
-def _least(floats: Mapping[str, float], scales: Tuple[Tuple[str, float], ...]) -> float:
-    """A workload's threshold on a joint column: the same float operations
-    on its requirements as on a node's remaining room (so rounding keeps
-    every node that has enough of each resource)."""
-    return min(floats[name] * scale for name, scale in scales)
+def _joint(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> Tuple[Any, float]:
+    """The joint column whose ratio is nearest the workload's, and the
+    workload's threshold on it: the same float operations on its
+    requirements as on a node's room (so rounding keeps every node that has
+    enough of both)."""
+    (first, scale), (second, base) = joint[RATIOS.index(0)][1]
+    one, two = floats[first] * scale, floats[second] * base
+    power = 0
+    if one > 0 and two > 0:
+        power = max(RATIOS[0], min(RATIOS[-1], round(math.log(one / two, 4))))
+    key = joint[RATIOS.index(power)]
+    (_, scale), (_, other) = key[1]
+    return key, min(floats[first] * scale, floats[second] * other)
 
 
 def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
@@ -112,6 +119,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     # even when it does not ask for them.
     pairs.extend((key, 0.0) for key in sorted(nodes.keys)
                  if key not in immunities and key not in names)
-    for key, _ in pairs:
-        nodes.add_column(key)
+    for key, fixed in pairs:
+        if fixed is not JOINT:
+            nodes.add_column(key)
     return Entry(nodes, pairs or [(OPEN, 0.0)], None)

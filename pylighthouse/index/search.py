@@ -45,7 +45,7 @@ _KEY = attrgetter("key")
 #: Columns sieved inside a block (the first of the sieve: the joint column
 #: when there is one); the rest is left to ``check_fit``, which few nodes
 #: reach, since the block's bounds passed every column.
-NEAR = 2
+NEAR = 9
 
 
 def _passing(columns: Dict[str, List[float]], sieve: Sieve, start: int,
@@ -95,10 +95,23 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if first == len(blocks):
             return None
         offset = bisect_left(blocks[first].keys, low)
-    stamps = nodes.refused((shape, groups) if groups else shape, needed)
+    refused = nodes.refused((shape, groups) if groups else shape, needed)
+    stamps, versions = refused.stamps, nodes.versions
+    done = first  # blocks before this one are known to refuse (or out of range)
+    if first == 0 and offset == 0:
+        # Blocks that refused this vector last time, still at those versions,
+        # are passed by one comparison of two lists (in C).
+        prefix = refused.prefix
+        if prefix and stamps[:prefix] == versions[:prefix]:
+            done = prefix
     near = sieve[:NEAR]
-    versions = nodes.versions
-    for index in _passing(nodes.bounds, sieve, first, versions, stamps):
+    for index in _passing(nodes.bounds, sieve, done, versions, stamps):
+        # Every block skipped on the way refused too: by its bounds or its
+        # stamp, which hold while its version does.
+        stamps[done:index] = versions[done:index]
+        if first == 0 and offset == 0:
+            refused.prefix = index
+        done = index + 1
         block = blocks[index]
         if high is not None and block.keys[0] >= high:
             return None
@@ -117,6 +130,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 return slot
         if whole:
             stamps[index] = versions[index]
+            if first == 0 and offset == 0:
+                refused.prefix = done
+    count = len(blocks)
+    stamps[done:count] = versions[done:count]
+    if first == 0 and offset == 0:
+        refused.prefix = count
     return None
 
 
