@@ -188,12 +188,12 @@ class Distributor:
                 placed. Nothing is placed when anything is raised.
 
         Cost: O(W x R) to validate W workloads (R resources each; BinPack
-        adds O(W log W) to sort them), then per workload the node choice of
-        the :mod:`~pylighthouse.index`: O(T log N) bound checks on N nodes
-        for T requirements, plus the nodes of each block of about 48 whose
-        bounds pass while none of them fits (a few blocks on realistic
-        clusters, all of them at worst), and O(R log N) to book the
-        placement. See :doc:`/performance`.
+        adds O(W log W) to sort them), then per workload the node index's
+        search: about O(N / 64) comparisons made in C for N nodes, plus
+        the nodes of each block of about 64 whose bounds pass while none
+        of them fits (a few blocks on realistic clusters, all of them at
+        worst), and O(R log N) to book the placement. See
+        :doc:`/performance`.
         """
         loads = self._accept_workloads(workloads)
         with decimal.localcontext(EXACT):

@@ -38,7 +38,7 @@ LOWEST = -1.7976931348623157e308
 #: At most this many requirement vectors whose refusals a class keeps, and
 #: this many recent ones per shape tried for a larger vector.
 MAX_REFUSED = 4096
-MAX_VECTORS = 8
+MAX_VECTORS = 4
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -256,19 +256,36 @@ class NodeClass:
         if grew:
             self.versions[index] = self._tick()
         cols = block.cols
-        if self.joint is not None:
-            keys = list(keys) + list(self.joint)
         for key in keys:
             values = cols.get(key)
-            if values is None:
-                continue
-            old = values[position]
-            value = values[position] = column_value(slot, key)
-            bounds = self.bounds[key]
-            if value > bounds[index]:
-                bounds[index] = value
-            elif value < old and old >= bounds[index]:
-                bounds[index] = max(values)
+            if values is not None:
+                self._rewrite(index, position, key, values, column_value(slot, key))
+        joint = self.joint
+        if joint is not None and joint[0] in cols:
+            (first, scale), (second, _) = joint[0][1]
+            remaining = slot.remaining
+            one, two = remaining.get(first), remaining.get(second)
+            if slot.cordoned or one is None or two is None:
+                for key in joint:
+                    self._rewrite(index, position, key, cols[key], NEG)
+                return
+            # The operations of column_value, with each float made once.
+            one_float, two_float = float(one) * scale, float(two)
+            for key in joint:
+                other = two_float * key[1][1][1]
+                self._rewrite(index, position, key, cols[key],
+                              one_float if one_float < other else other)
+
+    def _rewrite(self, index: int, position: int, key: Any, values: List[float],
+                 value: float) -> None:
+        """Set a node's value in a column, keeping the block's bound exact."""
+        old = values[position]
+        values[position] = value
+        bounds = self.bounds[key]
+        if value > bounds[index]:
+            bounds[index] = value
+        elif value < old and old >= bounds[index]:
+            bounds[index] = max(values)
 
     def typical(self, names: Iterable[str]) -> Dict[str, float]:
         """Per resource of ``names`` (every node of the class has them), one
