@@ -177,22 +177,25 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     parser.add_argument("--repeat", type=int, default=1, help="runs per figure (median)")
     parser.add_argument("--json", help="also write the rows to this JSON file")
+    parser.add_argument("--large-mixes", nargs="+",
+                        help="only these mixes at sizes after the first")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
-    rows = []
-    for size in sizes:
-        for mix in args.mixes:
+    rows: List[Dict[str, Any]] = []
+    for at, size in enumerate(sizes):
+        chosen = args.large_mixes if at and args.large_mixes else args.mixes
+        for mix in chosen:
             for strategy in args.strategies:
                 row = bench(mix, strategy, size, 1 if args.quick else args.repeat)
                 rows.append(row)
                 print(table([row]).splitlines()[-1], flush=True)
+                if args.json:  # after every row: a long run stopped keeps what it measured
+                    with open(args.json, "w") as handle:
+                        json.dump(rows, handle, indent=1)
     print()
     print(table(rows))
     for line in growth(rows):
         print(line)
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(rows, handle, indent=1)
     return rows
 
 

@@ -24,7 +24,7 @@ of k quantities O(log N + k x L) at worst, O(k) mostly.
 """
 import math
 from bisect import bisect_left
-from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
 
@@ -44,7 +44,7 @@ MAX_VECTORS = 4
 OPEN = ""
 
 
-def column_value(slot: Any, key: str) -> float:
+def column_value(slot: Any, key: Any) -> float:
     """The float a node shows in column ``key``: its remaining quantity (at
     least :data:`LOWEST`, so that minus infinity means only "lacks ``key``
     or is cordoned"). O(1)."""
@@ -112,7 +112,7 @@ class NodeClass:
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "recent", "joint")
 
-    def __init__(self, keys: frozenset, load: int):
+    def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
         self.columns: List[str] = [OPEN]
         self.blocks: List[Block] = []

@@ -30,13 +30,13 @@ class Entry:
 
     __slots__ = ("nodes", "pairs", "tag")
 
-    def __init__(self, nodes: NodeClass, pairs: List[Tuple[str, Optional[float]]],
+    def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str]):
         self.nodes = nodes
         self.pairs = pairs
         self.tag = tag
 
-    def sieve(self, floats: Mapping[str, float]) -> List[Tuple[str, float]]:
+    def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
         """The (column, threshold) pairs for a workload with these float requirements."""
         return [_joint(floats, key) if fixed is JOINT else
                 (key, floats[key] if fixed is None else fixed)
@@ -108,7 +108,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         rarest = min(names, key=lambda name: len(bearers[name]))
         if len(bearers[rarest]) <= FEW and len(bearers[rarest]) < nodes.size:
             return Entry(nodes, [], rarest)
-    pairs = []
+    pairs: List[Tuple[Any, Any]] = []
     for name in names:
         if name not in immunities:
             pairs.append((name, None))  # at least the requirement

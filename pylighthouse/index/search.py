@@ -39,7 +39,7 @@ from .blocks import NodeClass
 __all__ = ["first_in_class", "first_among", "Sieve"]
 
 #: (column, threshold) pairs.
-Sieve = Sequence[Tuple[str, float]]
+Sieve = Sequence[Tuple[Any, float]]
 
 _KEY = attrgetter("key")
 #: Columns sieved inside a block (the first of the sieve: the joint column
@@ -48,7 +48,7 @@ _KEY = attrgetter("key")
 NEAR = 9
 
 
-def _passing(columns: Dict[str, List[float]], sieve: Sieve, start: int,
+def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
              versions: Optional[List[int]] = None,
              stamps: Optional[List[int]] = None) -> Iterator[int]:
     """Indices from ``start`` on where every sieve column reaches its
@@ -58,7 +58,7 @@ def _passing(columns: Dict[str, List[float]], sieve: Sieve, start: int,
     values = columns[key]
     passes: Iterator[bool] = map(ge, islice(values, start, None) if start else values,
                                  repeat(threshold))
-    if versions is not None:
+    if versions is not None and stamps is not None:
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(stamps, start, None)))
     for key, threshold in rest:
