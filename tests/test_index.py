@@ -352,10 +352,14 @@ def test_a_tiny_requirement_beside_others_is_sieved_without_overflow():
         fast = make(strategy, nodes, {"a": 1}, True, 48)
         assert fast.attempt_assign_loads(workloads) == {"good": "n", "bad": "n"}
         for value in (1e-300, 1e300, 5e-324, 1.7976931348623157e308):
-            nodes = [{"name": f"n{i}", "resources": {"a": value * i, "b": value}}
-                     for i in range(6)]
+            # 40 nodes: enough for the joint columns, whose scales and
+            # ratios meet these quantities too.
+            nodes = [{"name": f"n{i}", "resources": {"a": value * (i % 7), "b": value}}
+                     for i in range(40)]
             batch = [{"name": f"w{i}", "requirements": {"a": value, "b": value / 4}}
-                     for i in range(8)]
+                     for i in range(8)] + \
+                [{"name": "x", "requirements": {"a": 5e-324, "b": 1e300}},
+                 {"name": "y", "requirements": {"a": 1e300, "b": 5e-324}}]
             fast = make(strategy, nodes, {"a": 1}, True, 2)
             reference = Reference(strategy, nodes, {"a": 1})
             assert fast.attempt_assign_loads(batch) == reference.assign(batch), value

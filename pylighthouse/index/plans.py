@@ -79,8 +79,10 @@ def _joint(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> Tuple[Any, fl
     (first, scale), (second, base) = joint[RATIOS.index(0)][1]
     one, two = floats[first] * scale, floats[second] * base
     power = 0
-    if one > 0 and two > 0:
-        power = max(RATIOS[0], min(RATIOS[-1], round(math.log(one / two, 4))))
+    if 0 < one < math.inf and 0 < two < math.inf:
+        ratio = one / two  # may round to 0 or inf: no logarithm then
+        if 0 < ratio < math.inf:
+            power = max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4))))
     key = joint[RATIOS.index(power)]
     (_, scale), (_, other) = key[1]
     return key, min(floats[first] * scale, floats[second] * other)
