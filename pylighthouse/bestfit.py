@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .distributors import Distributor, NodeLike, _field, _Slot
+from .index import NodeOrder
 from .model import Node, Workload
 from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
 from .rubric import Rubric
@@ -111,7 +112,6 @@ class BestFitDistributor(Distributor):
     """
 
     strategy = "BestFit"
-    _rekeyed = True
 
     def __init__(self, nodes: Iterable[NodeLike] = (),
                  rubric: Optional[RubricLike] = None):
@@ -182,6 +182,9 @@ class BestFitDistributor(Distributor):
                 tuple((key, capacity) for key, capacity in resources
                       if ZERO < capacity < INFINITY))
         return kinds
+
+    def _index_order(self) -> NodeOrder:
+        return _RoomOrder(self)
 
     def _index_key(self, slot: _Slot) -> Any:
         number = self._sequence_numbers.get(slot.name)
@@ -327,3 +330,15 @@ class BestFitDistributor(Distributor):
         return cls(nodes, {key: from_json_quantity(value, f"snapshot: rubric.{key}",
                                                    finite=True, decimal_strings=True)
                            for key, value in rubric.items()})
+
+
+class _RoomOrder:
+    """The node index's order for BestFit: the distributor's own node key."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: BestFitDistributor):
+        self.owner = owner
+
+    def key(self, slot: Any) -> Any:
+        return self.owner._index_key(slot)

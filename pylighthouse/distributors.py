@@ -22,7 +22,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, shown)
 from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
-from .index import DEFAULT_LOAD, NodeIndex
+from .index import DEFAULT_LOAD, NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_name
 from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
                          use_context)
@@ -43,8 +43,7 @@ NodeLike = Union[Node, Mapping[str, Any]]
 class _Slot:
     """A node inside a distributor: its capacity and what is on it now."""
 
-    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned",
-                 "key", "negative", "floats")
+    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned", "key")
 
     def __init__(self, node: Node):
         self.node = node
@@ -54,8 +53,6 @@ class _Slot:
         self.groups: Counter[str] = Counter()
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
-        self.negative = False  # some remaining quantity is below zero
-        self.floats: Dict[str, float] = {}  # remaining, as floats, for the index
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -145,7 +142,7 @@ class _Journal:
     call are listed, which is enough to undo their arrival.
     """
 
-    __slots__ = ("slots", "added", "where", "joined", "order", "joins", "memento")
+    __slots__ = ("slots", "added", "where", "joined", "order", "memento")
 
     def __init__(self, distributor: "Distributor"):
         self.slots: Dict[_Slot, Tuple[Dict[str, Decimal], Dict[str, Workload],
@@ -154,7 +151,6 @@ class _Journal:
         self.where: Optional[Dict[str, _Slot]] = None
         self.joined: Dict[str, None] = {}
         self.order: Optional[Dict[str, _Slot]] = None
-        self.joins = distributor._joins
         self.memento = distributor._memento()
 
     def touch(self, slot: _Slot) -> None:
@@ -192,8 +188,6 @@ class Distributor:
     #: keeps the plain scan, the readable statement of each strategy, which
     #: the tests compare with the index).
     _indexed: ClassVar[bool] = True
-    #: Whether a node's place in the order depends on its remaining room.
-    _rekeyed: ClassVar[bool] = False
     #: Whether one call places its workloads the same whatever order they
     #: are given in (BinPack sorts them itself; the planner relies on this).
     _sorts_each_call: ClassVar[bool] = False
@@ -216,9 +210,8 @@ class Distributor:
         self._slots: Dict[str, _Slot] = {}
         self._where: Dict[str, _Slot] = {}
         self._group_nodes: Dict[str, Counter[str]] = {}
-        self._joins = 0
         self._index: Optional[NodeIndex] = \
-            NodeIndex(self._index_key, self._rekeyed, self._index_load) if self._indexed else None
+            NodeIndex(self._index_order(), self._index_load) if self._indexed else None
         self._join(self._accept_nodes(nodes))
 
     @classmethod
@@ -294,12 +287,12 @@ class Distributor:
                 placed. Nothing is placed when anything is raised.
 
         Cost: O(W x R) to validate W workloads (R resources each; BinPack
-        adds O(W log W) to sort them), then per workload the node choice of
-        the node index (``pylighthouse.index``): O(T log N) bound checks on N nodes
-        for T requirements, plus the nodes of each block of about 48 whose
-        bounds pass while none of them fits (a few blocks on realistic
-        clusters, all of them at worst), and O(R log N) to book the
-        placement. See :doc:`/performance`.
+        adds O(W log W) to sort them), then per workload the node index's
+        search: about O(N / 64) comparisons made in C for N nodes, plus
+        the nodes of each block of about 64 whose bounds pass while none
+        of them fits (a few blocks on realistic clusters, all of them at
+        worst), and O(R log N) to book the placement. See
+        :doc:`/performance`.
         """
         return self._assign(self._accept_workloads(workloads), all_or_nothing)
 
@@ -650,10 +643,10 @@ class Distributor:
         """The order in which one call's workloads are placed."""
         return workloads
 
-    def _index_key(self, slot: _Slot) -> Any:
-        """A node's place in the index's order: by default, when it joined."""
-        self._joins += 1
-        return self._joins
+    def _index_order(self) -> Optional[NodeOrder]:
+        """How the index orders nodes by their remaining room (re-keyed after
+        every change); ``None`` keeps them in the order they joined."""
+        return None
 
     def _start(self) -> int:
         """How many nodes of the order a search passes over before it starts."""
@@ -855,7 +848,6 @@ class Distributor:
         for slot in self._slots.values():
             for group, count in slot.groups.items():
                 self._group_nodes.setdefault(group, Counter())[slot.name] = count
-        self._joins = journal.joins
         self._recall(journal.memento)
         if self._index is not None:
             self._index = self._indexed_again()
@@ -863,7 +855,7 @@ class Distributor:
     def _indexed_again(self) -> NodeIndex:
         """A new node index over the nodes as they are now, built the way
         :meth:`from_dict` builds one (join, then cordon)."""
-        index = NodeIndex(self._index_key, self._rekeyed, self._index_load)
+        index = NodeIndex(self._index_order(), self._index_load)
         for slot in self._slots.values():
             cordoned, slot.cordoned = slot.cordoned, False
             index.add(slot)
@@ -1030,7 +1022,6 @@ class BinPackDistributor(Distributor):
     strategy = "BinPack"
     scores = Removed("a node's score is rubric.score(node_state(name).remaining); the "
                      "order nodes are tried in is explain(workload).fits")
-    _rekeyed = True
     _sorts_each_call = True
 
     def __init__(self, rubric: Union[Rubric, Mapping[str, Any]],
@@ -1057,13 +1048,8 @@ class BinPackDistributor(Distributor):
         key = self._rubric.sort_key
         return sorted(self._slots.values(), key=lambda slot: key(slot.remaining, slot.name))
 
-    def _index_key(self, slot: _Slot) -> Any:
-        # The rubric's sort key with the score's nearest float in front. The
-        # order is the same (converting to the nearest float never reverses
-        # two decimals; equal floats fall through to the decimals), and most
-        # comparisons in the index's bisections end on the floats.
-        flag, score, name = self._rubric.sort_key(slot.remaining, slot.name)
-        return (flag, float(score), score, name)
+    def _index_order(self) -> Optional[NodeOrder]:
+        return RubricOrder(self._rubric)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
         # Biggest score first, ties by name. Workloads come in a few flavours:

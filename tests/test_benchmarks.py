@@ -98,3 +98,37 @@ def test_every_size_has_the_same_mix():
         groups = Counter(g for w in workloads for g in w.get("aversion_groups", ()))
         assert sum(groups.values()) == round(10 * count / 4)
         assert max(groups.values()) - min(groups.values()) <= 1
+
+
+def test_the_matrix_mixes_are_seeded_and_have_their_features():
+    import mixes
+    for mix in mixes.MIXES:
+        assert mixes.problem(mix, 50, 200) == mixes.problem(mix, 50, 200)
+    nodes, workloads = mixes.problem("all", 400, 2000)
+    assert len({tuple(sorted(n["resources"].items())) for n in nodes}) > 300
+    assert 20 < sum("gpu" in n["resources"] for n in nodes) < 70
+    assert all(f"host-{n['name']}" in n["resources"] for n in nodes)
+    assert 100 < sum(any(k.startswith("host-") for k in w["requirements"])
+                     for w in workloads) < 300
+    plain_nodes, plain_loads = mixes.strip((nodes, workloads))
+    assert all(set(n["resources"]) <= {"cpu", "mem", "disk"} for n in plain_nodes)
+    assert all(set(w) == {"name", "requirements"} for w in plain_loads)
+    nowhere = mixes.nowhere(nodes, 40)
+    assert len({tuple(w["requirements"].items()) for w in nowhere}) == 40
+    import pylighthouse as lighthouse
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    assert set(distributor.attempt_assign_loads(nowhere).values()) == {None}
+
+
+def test_a_tiny_matrix_run_reports_every_figure(capsys):
+    import matrix
+    rows = matrix.main(["--sizes", "30x200", "40x300", "--mixes", "all", "groups4000",
+                        "--strategies", "RoundRobin", "BinPack"])
+    assert len(rows) == 8
+    for row in rows:
+        for figure in ("per_s", "placed", "vs_plain", "build_us_per_node", "nowhere"):
+            assert row[figure] >= 0
+        assert "grouped" in row
+    assert all("rare" in row and "pinned" in row for row in rows if row["mix"] == "all")
+    out = capsys.readouterr().out
+    assert "all RoundRobin: cost per workload 40x300 over 30x200" in out

@@ -1,0 +1,360 @@
+"""One class of nodes in the strategy's order: blocks of nodes, float columns, exact bounds.
+
+A :class:`NodeClass` holds the nodes that share one set of resources below
+zero at capacity (shortcomings, wards: the resources a workload must
+offset or be immune to even when it does not ask for them). They sit in a
+list of :class:`Block`, each a short list kept sorted by the nodes' order
+keys, as in sortedcontainers. Per block and per *column* (a resource some
+workload asked for, the class's resources below zero, and :data:`OPEN`) the
+block keeps its nodes' remaining quantities as floats, side by side, and
+the class keeps, per column, the largest value of each block: its *bound*.
+A node lacking the resource, or cordoned, reads minus infinity, so bounds
+cover the open nodes that have it. Columns are made when a search first
+needs them: a resource only one node has (a hostname tag) never gets one,
+it is found through ``bearers``, resource -> the nodes that have it.
+
+Bounds are exact at all times: raising a value raises the bound, lowering
+the value that was the bound recomputes it from the block's column (O(L) in
+C for L nodes a block). Floats never reverse the order of two quantities,
+so a float bound below a requirement's float proves that no node of the
+block has enough.
+
+Cost: inserting or deleting a node O(log N + C x L), C columns; a change
+of k quantities O(log N + k x L) at worst, O(k) mostly.
+"""
+import math
+from bisect import bisect_left
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Set, Tuple
+
+__all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
+
+NEG = float("-inf")
+INF = float("inf")
+#: The powers of four between the two resources of the joint columns.
+RATIOS = (-2, -1, 0, 1, 2)
+#: The lowest float a node that has a resource shows for it (raising a
+#: quantity only lets more nodes through the sieve, never fewer).
+LOWEST = -1.7976931348623157e308
+#: At most this many requirement vectors whose refusals a class keeps, and
+#: this many recent ones per shape tried for a larger vector.
+MAX_REFUSED = 4096
+MAX_VECTORS = 4
+#: The column that reads 0 for an open node and minus infinity for a
+#: cordoned one ("" is never a resource name).
+OPEN = ""
+
+
+def column_value(slot: Any, key: Any) -> float:
+    """The float a node shows in column ``key``: its remaining quantity (at
+    least :data:`LOWEST`, so that minus infinity means only "lacks ``key``
+    or is cordoned"). O(1)."""
+    if slot.cordoned:
+        return NEG
+    if key == OPEN:
+        return 0.0
+    if type(key) is tuple:  # a joint column: ("joint", ((resource, scale), ...))
+        remaining = slot.remaining
+        least = INF
+        for name, scale in key[1]:
+            value = remaining.get(name)
+            if value is None:
+                return NEG
+            scaled = float(value) * scale
+            if scaled < least:
+                least = scaled
+        return least
+    value = slot.remaining.get(key)
+    if value is None:
+        return NEG
+    number = float(value)
+    return number if number >= LOWEST else LOWEST
+
+
+class Block:
+    """A run of nodes in order: their slots, order keys and float columns."""
+
+    __slots__ = ("slots", "keys", "cols")
+
+    def __init__(self, slots: List[Any], columns: List[str]):
+        self.slots = slots
+        self.keys = [slot.key for slot in slots]
+        self.cols: Dict[str, List[float]] = {
+            key: [column_value(slot, key) for slot in slots] for key in columns}
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def bound(self, key: str) -> float:
+        """The largest value of column ``key``. O(L)."""
+        return max(self.cols[key], default=NEG)
+
+
+class Refused:
+    """Per block, the version at which the block refused a requirement
+    vector (``stamps``); ``prefix``: how many blocks from the first one
+    refused it, as found by the last search from the first block."""
+
+    __slots__ = ("stamps", "prefix")
+
+    def __init__(self) -> None:
+        self.stamps: List[int] = []
+        self.prefix = 0
+
+
+class NodeClass:
+    """The nodes whose resources below zero at capacity are ``keys``, in order.
+
+    ``bearers`` maps every resource some node of the class has to those
+    nodes; ``columns`` lists the resources with a column (see the module
+    docstring).
+    """
+
+    __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
+                 "versions", "clock", "refusals", "recent", "joint")
+
+    def __init__(self, keys: FrozenSet[str], load: int):
+        self.keys = keys
+        self.columns: List[str] = [OPEN]
+        self.blocks: List[Block] = []
+        self.lasts: List[Any] = []  # each block's last key, for bisection
+        self.bounds: Dict[str, List[float]] = {OPEN: []}
+        self.bearers: Dict[str, Set[Any]] = {}
+        self.load = load
+        self.size = 0
+        # The joint columns, once made: each the least of two resources
+        # multiplied by fixed scales, one per ratio of the two (see
+        # :meth:`make_joint`).
+        self.joint: Any = None
+        # Each block's version: a number of this class's clock, never given
+        # twice, taken anew whenever a node of the block gains room or loses
+        # an aversion group, joins it or is uncordoned (the only ways a
+        # refusal turns into a fit).
+        self.versions: List[int] = []
+        self.clock = 0
+        # Per shape and requirement vector, per block, the version at which
+        # no node of the block took the vector ("refused"); and per shape
+        # the last few vectors, whose refusals a larger vector inherits.
+        self.refusals: Dict[Tuple[Any, Tuple[Any, ...]], Refused] = {}
+        self.recent: Dict[Any, List[Tuple[Any, ...]]] = {}
+
+    def refused(self, shape: Any, needed: Tuple[Any, ...]) -> "Refused":
+        """What the blocks refused of ``needed`` (of ``shape``) or of anything
+        ``needed`` is at least, to be compared with :attr:`versions`, and
+        written when a block refuses. O(V x R + B)."""
+        refused = self.refusals.get((shape, needed))
+        if refused is None:
+            if len(self.refusals) >= MAX_REFUSED:
+                self.refusals.clear()
+                self.recent.clear()
+            recent = self.recent.get(shape)
+            if recent is None:
+                recent = self.recent[shape] = []
+            refused = Refused()
+            for vector in reversed(recent):
+                if all(map(at_least, needed, vector)):
+                    # what refused less refuses this too
+                    known = self.refusals[shape, vector]
+                    refused.stamps = list(known.stamps)
+                    refused.prefix = known.prefix
+                    break
+            self.refusals[shape, needed] = refused
+            if len(recent) >= MAX_VECTORS:
+                del recent[0]
+            recent.append(needed)
+        stamps = refused.stamps
+        missing = len(self.blocks) - len(stamps)
+        if missing > 0:
+            stamps.extend([0] * missing)
+        return refused
+
+    def _tick(self) -> int:
+        self.clock += 1
+        return self.clock
+
+    def __iter__(self) -> Iterator[Any]:
+        for block in self.blocks:
+            yield from block.slots
+
+    # -------------------------------------------------------------- finding
+
+    def locate(self, key: Any) -> Tuple[int, int]:
+        """The block and position of the node with order key ``key``. O(log N)."""
+        index = bisect_left(self.lasts, key)
+        return index, bisect_left(self.blocks[index].keys, key)
+
+    def count_before(self, key: Any) -> int:
+        """How many nodes of the class come before order key ``key``. O(N / L)."""
+        index = bisect_left(self.lasts, key)
+        before = sum(len(block) for block in self.blocks[:index])
+        if index < len(self.blocks):
+            before += bisect_left(self.blocks[index].keys, key)
+        return before
+
+    # ------------------------------------------------------------- changing
+
+    def add_column(self, key: str) -> None:
+        """Keep a column for ``key`` from now on. O(N)."""
+        if key in self.bounds:
+            return
+        self.columns.append(key)
+        for block in self.blocks:
+            block.cols[key] = [column_value(slot, key) for slot in block.slots]
+        self.bounds[key] = [block.bound(key) for block in self.blocks]
+
+    def insert(self, slot: Any) -> None:
+        """Put ``slot`` at the place of its order key ``slot.key``."""
+        key = slot.key
+        blocks = self.blocks
+        self.size += 1
+        if not blocks:
+            self._new_block(0, [slot])
+            return
+        index = bisect_left(self.lasts, key)
+        if index == len(blocks):
+            index -= 1
+            if len(blocks[index]) >= self.load:  # appending: start a new block
+                self._new_block(index + 1, [slot])
+                return
+        block = blocks[index]
+        position = bisect_left(block.keys, key)
+        self.versions[index] = self._tick()
+        block.slots.insert(position, slot)
+        block.keys.insert(position, key)
+        for column, values in block.cols.items():
+            value = column_value(slot, column)
+            values.insert(position, value)
+            bounds = self.bounds[column]
+            if value > bounds[index]:
+                bounds[index] = value
+        self.lasts[index] = block.keys[-1]
+        if len(block) > 2 * self.load:
+            self._split(index)
+
+    def delete(self, index: int, position: int) -> None:
+        """Take out the node at ``position`` of block ``index``."""
+        block = self.blocks[index]
+        del block.slots[position]
+        del block.keys[position]
+        self.size -= 1
+        if not block.slots:
+            self._drop_block(index)
+            return
+        for column, values in block.cols.items():
+            value = values.pop(position)
+            bounds = self.bounds[column]
+            if value >= bounds[index]:
+                bounds[index] = max(values)
+        self.lasts[index] = block.keys[-1]
+        if len(block) * 4 < self.load and len(self.blocks) > 1:
+            self._merge(index if index + 1 < len(self.blocks) else index - 1)
+
+    def update(self, index: int, position: int, keys: Iterable[str], grew: bool) -> None:
+        """Rewrite the node's columns among ``keys`` after its room changed
+        (``grew``: some quantity of it went up, or it was uncordoned)."""
+        block = self.blocks[index]
+        slot = block.slots[position]
+        if grew:
+            self.versions[index] = self._tick()
+        cols = block.cols
+        for key in keys:
+            values = cols.get(key)
+            if values is not None:
+                self._rewrite(index, position, key, values, column_value(slot, key))
+        joint = self.joint
+        if joint is not None and joint[0] in cols:
+            (first, scale), (second, _) = joint[0][1]
+            remaining = slot.remaining
+            one, two = remaining.get(first), remaining.get(second)
+            if slot.cordoned or one is None or two is None:
+                for key in joint:
+                    self._rewrite(index, position, key, cols[key], NEG)
+                return
+            # The operations of column_value, with each float made once.
+            one_float, two_float = float(one) * scale, float(two)
+            for key in joint:
+                other = two_float * key[1][1][1]
+                self._rewrite(index, position, key, cols[key],
+                              one_float if one_float < other else other)
+
+    def _rewrite(self, index: int, position: int, key: Any, values: List[float],
+                 value: float) -> None:
+        """Set a node's value in a column, keeping the block's bound exact."""
+        old = values[position]
+        values[position] = value
+        bounds = self.bounds[key]
+        if value > bounds[index]:
+            bounds[index] = value
+        elif value < old and old >= bounds[index]:
+            bounds[index] = max(values)
+
+    def typical(self, names: Iterable[str]) -> Dict[str, float]:
+        """Per resource of ``names`` (every node of the class has them), one
+        over a power of two near its typical capacity (kept within float
+        range). O(N)."""
+        scales = {}
+        for name in names:
+            sizes = [float(slot.node.resources[name]) for slot in self.bearers[name]]
+            logs = [math.log2(size) for size in sizes if 0 < size < INF]
+            power = round(sum(logs) / len(logs)) if logs else 0
+            scales[name] = 2.0 ** -max(-1000, min(1000, power))
+        return scales
+
+    def make_joint(self, names: List[str]) -> None:
+        """Make the joint columns over two resources ``names``: scaled by
+        :meth:`typical`, the second one also by each power of four of
+        :data:`RATIOS`, so that a workload finds one column whose ratio is
+        near its own (its threshold is then tight on both). O(N x J)."""
+        scales = self.typical(names)
+        first, second = names
+        self.joint = tuple(
+            ("joint", ((first, scales[first]), (second, scales[second] * 4.0 ** power)))
+            for power in RATIOS)
+        for key in self.joint:
+            self.add_column(key)
+
+    def renew(self, index: int) -> None:
+        """Forget what block ``index`` refused (a node of it lost a group). O(1)."""
+        self.versions[index] = self._tick()
+
+    def refresh(self, index: int, position: int) -> None:
+        """Rewrite every column of the node (it was cordoned or uncordoned)."""
+        block = self.blocks[index]
+        self.update(index, position, list(block.cols), not block.slots[position].cordoned)
+
+    # ------------------------------------------------------------- blocks
+
+    def _new_block(self, index: int, slots: List[Any]) -> None:
+        block = Block(slots, self.columns)
+        self.blocks.insert(index, block)
+        self.lasts.insert(index, block.keys[-1])
+        self.versions.insert(index, self._tick())
+        for column in self.columns:
+            self.bounds[column].insert(index, block.bound(column))
+
+    def _drop_block(self, index: int) -> None:
+        del self.blocks[index]
+        del self.lasts[index]
+        del self.versions[index]
+        for bounds in self.bounds.values():
+            del bounds[index]
+
+    def _split(self, index: int) -> None:
+        slots = self.blocks[index].slots
+        half = len(slots) // 2
+        self._drop_block(index)
+        self._new_block(index, slots[half:])
+        self._new_block(index, slots[:half])
+
+    def _merge(self, index: int) -> None:
+        """Join blocks ``index`` and ``index + 1`` (split again if too long)."""
+        slots = self.blocks[index].slots + self.blocks[index + 1].slots
+        self._drop_block(index + 1)
+        self._drop_block(index)
+        self._new_block(index, slots)
+        if len(slots) > 2 * self.load:
+            self._split(index)
+
+
+def at_least(needed: Any, known: Any) -> bool:
+    """``needed >= known``, for ``map``."""
+    return bool(needed >= known)

@@ -1,0 +1,325 @@
+"""The node index: a distributor's nodes by class, in strategy order, searchable by fit.
+
+:class:`NodeIndex` is what a distributor asks "which node first?". It keeps
+every node in one :class:`~.blocks.NodeClass` (nodes sharing the resources
+below zero at capacity), a map resource -> nodes inside each class, the order
+(join order, or a rubric's score of remaining room for BinPack), and per
+workload shape a :class:`~.plans.Plan`. :meth:`NodeIndex.first_fit` takes
+the earliest answer of the plan's classes (:mod:`.search`), and remembers
+shapes proven to fit nowhere until some node gains room.
+
+The interface a strategy uses (all a distributor calls):
+
+* ``add(slot)``, ``remove(slot)``: a node joins or leaves;
+* ``changed(slot, before)``: its remaining room changed (``before`` holds
+  the old quantities of the names that changed);
+* ``cordoned(slot)``: its ``cordoned`` flag was flipped;
+* ``touched(slot)``: a workload with aversion groups left it;
+* ``first_fit(workload, groups, start)``: the first node in order from
+  rank ``start`` (wrapping around) that takes the workload, skipping nodes
+  that host one of ``groups``;
+* ``fitting(workload)``: every open node that takes it, in order (for
+  strategies that weigh all candidates);
+* ``rank(slot)``, ``len(index)``, ``iter(index)`` (the nodes in order).
+
+A slot is any object with ``name``, ``node`` (its capacity in
+``node.resources``), ``remaining``, ``groups`` (a Counter of aversion
+groups), ``cordoned`` and a writable ``key``, which the index sets to the
+node's order key. The index holds plain data only (no functions), so it
+copies and pickles with its distributor.
+"""
+from bisect import bisect_left
+from decimal import Decimal
+from heapq import merge
+from operator import attrgetter
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol, Tuple
+
+from ..model import Workload
+from ..quantities import ZERO
+from .blocks import NodeClass, at_least
+from .plans import FEW, Plan, make_plan
+from .search import first_among, first_in_class
+
+__all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
+
+#: Nodes per block.
+DEFAULT_LOAD = 64
+#: At most this many shapes' plans, and shapes proven to fit nowhere, kept.
+MAX_SHAPES = 4096
+#: Requirement vectors kept per shape proven to fit nowhere.
+MAX_FAILED = 4
+NO_GROUPS: FrozenSet[str] = frozenset()
+_KEY = attrgetter("key")
+
+Shape = Tuple[Tuple[str, ...], FrozenSet[str]]
+
+
+class NodeOrder(Protocol):
+    """How a strategy that re-ranks nodes as they fill orders them."""
+
+    def key(self, slot: Any) -> Any:
+        """The node's sort key now: totally ordered, and different for
+        every node (end it with something unique to the node)."""
+
+
+class RubricOrder:
+    """Nodes by a rubric's score of their remaining room, least first, ties by
+    name (BinPack's order). O(R) a key."""
+
+    __slots__ = ("rubric",)
+
+    def __init__(self, rubric: Any):
+        self.rubric = rubric
+
+    def key(self, slot: Any) -> Any:
+        flag, score, name = self.rubric.sort_key(slot.remaining, slot.name)
+        # The float in front orders the same (rounding never reverses two
+        # decimals; equal floats fall through to the decimals) and compares fast.
+        return (flag, float(score), score, name)
+
+
+class NodeIndex:
+    """A distributor's nodes, by class and in order; see the module docstring.
+
+    ``order`` (a :class:`NodeOrder`, such as :class:`RubricOrder` for
+    BinPack) orders nodes by a key of their remaining room, recomputed
+    after every change; without one, nodes keep the order they joined in. ``load`` is the number
+    of nodes per block.
+    """
+
+    def __init__(self, order: Optional["NodeOrder"] = None, load: int = DEFAULT_LOAD):
+        self._ordering = order
+        self._load = max(1, load)
+        self._classes: Dict[FrozenSet[str], NodeClass] = {}
+        self._home: Dict[str, NodeClass] = {}
+        self._joins = 0
+        self._order: List[Any] = []  # join order keys, when there is no rubric
+        self._layout = 0  # moves when classes appear, vanish or gain names
+        self._grown = 0  # moves when any open node gains room
+        self._plans: Dict[Shape, Plan] = {}
+        self._nowhere: Dict[Shape, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._home)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The nodes in order. O(N log K) for K classes."""
+        return merge(*self._classes.values(), key=_KEY)
+
+    # --------------------------------------------------------------- order
+
+    def _key(self, slot: Any) -> Any:
+        assert self._ordering is not None
+        return self._ordering.key(slot)
+
+    def rank(self, slot: Any) -> int:
+        """How many nodes come before ``slot`` in order. O(log N), or
+        O(N / L) with a rubric."""
+        if self._ordering is None:
+            return bisect_left(self._order, slot.key)
+        return sum(nodes.count_before(slot.key) for nodes in self._classes.values())
+
+    def _key_at(self, rank: int) -> Any:
+        if not 0 < rank < len(self._home):
+            return None
+        if self._ordering is None:
+            return self._order[rank]
+        for at, slot in enumerate(self):
+            if at == rank:
+                return slot.key
+        return None  # pragma: no cover - rank is below len(self)
+
+    # --------------------------------------------------------- membership
+
+    def add(self, slot: Any) -> None:
+        """Node ``slot`` joins (last in join order). O(log N + R + C x L)."""
+        resources = slot.node.resources
+        signed = frozenset(key for key, value in resources.items() if value < ZERO)
+        nodes = self._classes.get(signed)
+        if nodes is None:
+            nodes = self._classes[signed] = NodeClass(signed, self._load)
+            self._layout += 1
+        if self._ordering is None:
+            self._joins += 1
+            slot.key = self._joins
+            self._order.append(slot.key)
+        else:
+            slot.key = self._key(slot)
+        for key in resources:
+            bearers = nodes.bearers.get(key)
+            if bearers is None:
+                bearers = nodes.bearers[key] = set()
+                self._layout += 1
+            bearers.add(slot)
+            if len(bearers) == FEW + 1:
+                self._layout += 1  # searched by column from now on
+        nodes.insert(slot)
+        self._home[slot.name] = nodes
+        self._grown += 1
+
+    def remove(self, slot: Any) -> None:
+        """Node ``slot`` leaves. O(log N + R + C x L)."""
+        nodes = self._home.pop(slot.name)
+        nodes.delete(*nodes.locate(slot.key))
+        for key in slot.node.resources:
+            bearers = nodes.bearers[key]
+            bearers.discard(slot)
+            if not bearers:
+                del nodes.bearers[key]
+        if not nodes.size:
+            del self._classes[nodes.keys]
+            self._layout += 1
+        if self._ordering is None:
+            del self._order[bisect_left(self._order, slot.key)]
+
+    def cordoned(self, slot: Any) -> None:
+        """``slot.cordoned`` was flipped. O(log N + C x L)."""
+        nodes = self._home[slot.name]
+        nodes.refresh(*nodes.locate(slot.key))
+        if not slot.cordoned:
+            self._grown += 1
+
+    def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
+        """The remaining quantities of ``slot`` named in ``before`` changed
+        (``before`` holds the old ones). O(log N + k) mostly, O(C x L) when
+        the node moves in a rubric's order."""
+        nodes = self._home[slot.name]
+        index, position = nodes.locate(slot.key)
+        remaining = slot.remaining
+        grew = not slot.cordoned and any(remaining[key] > old for key, old in before.items())
+        if grew:
+            self._grown += 1
+        if self._ordering is not None:
+            key = self._key(slot)
+            if key != slot.key:
+                nodes.delete(index, position)
+                slot.key = key
+                nodes.insert(slot)
+                return
+        nodes.update(index, position, before, grew)
+
+    def touched(self, slot: Any) -> None:
+        """A workload with aversion groups left ``slot``: the node may take
+        workloads of those groups again. O(log N)."""
+        nodes = self._home[slot.name]
+        nodes.renew(nodes.locate(slot.key)[0])
+
+    # ------------------------------------------------------------- search
+
+    def first_fit(self, workload: Workload, groups: FrozenSet[str] = NO_GROUPS,
+                  start: int = 0) -> Optional[Any]:
+        """The first open node, in order from rank ``start`` and wrapping
+        around, where ``workload`` fits, skipping nodes that host a workload
+        of one of ``groups``; ``None`` when there is none.
+
+        Cost: O(1) for a shape proven to fit nowhere since the last gain of
+        room; else, per class that can host the shape, O(B + L) comparisons
+        in C and one ``check_fit`` per node that passes the bounds
+        (:mod:`.search`).
+        """
+        requirements = workload.requirements
+        shape = (tuple(requirements), workload.immunities)
+        if self._fits_nowhere(shape, requirements):
+            return None
+        plan = self._plans.get(shape)
+        if plan is None or plan.layout != self._layout:
+            plan = self._plan(shape, requirements)
+        floats = {key: float(value) for key, value in requirements.items()}
+        needed = tuple(requirements.values())
+        low = self._key_at(start)
+        found = self._earliest(plan, floats, workload, groups, low, None, shape, needed)
+        if found is None and low is not None:  # wrap around
+            found = self._earliest(plan, floats, workload, groups, None, low, shape, needed)
+        if found is None and not groups:
+            self._remember_nowhere(shape, requirements)
+        return found
+
+    def fitting(self, workload: Workload) -> Iterator[Any]:
+        """Every open node where ``workload`` fits, in order.
+
+        Cost: that of :meth:`first_fit` for each node yielded.
+        """
+        low = None
+        while True:
+            slot = self._next_fit(workload, low)
+            if slot is None:
+                return
+            yield slot
+            low = _after(slot.key)
+
+    def _next_fit(self, workload: Workload, low: Any) -> Optional[Any]:
+        requirements = workload.requirements
+        shape = (tuple(requirements), workload.immunities)
+        plan = self._plans.get(shape)
+        if plan is None or plan.layout != self._layout:
+            plan = self._plan(shape, requirements)
+        floats = {key: float(value) for key, value in requirements.items()}
+        return self._earliest(plan, floats, workload, NO_GROUPS, low, None, shape,
+                              tuple(requirements.values()))
+
+    @staticmethod
+    def _earliest(plan: Plan, floats: Mapping[str, float], workload: Workload,
+                  groups: FrozenSet[str], low: Any, high: Any, shape: Shape,
+                  needed: Tuple[Decimal, ...]) -> Optional[Any]:
+        """The earliest answer of the plan's classes in [low, high)."""
+        best = None
+        for entry in plan.entries:
+            if entry.tag is not None:
+                found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
+                                    low, high)
+            else:
+                found = first_in_class(entry.nodes, entry.sieve(floats), workload, groups,
+                                       low, high, shape, needed)
+            if found is not None:
+                best, high = found, found.key
+        return best
+
+    def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
+        if len(self._plans) >= MAX_SHAPES:
+            self._plans.clear()
+        plan = self._plans[shape] = make_plan(self._classes, requirements, shape[1], self._layout)
+        return plan
+
+    # ---------------------------------------------------- fitting nowhere
+
+    def _fits_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> bool:
+        """Whether a shape needing no more than ``requirements`` was proven
+        to fit nowhere since the last gain of room: fit only gets harder
+        with larger requirements and less room. O(F x R)."""
+        failed = self._nowhere.get(shape)
+        if failed is None or failed[0] != self._grown:
+            return False
+        needed = tuple(requirements.values())
+        return any(all(map(at_least, needed, known)) for known in failed[1])
+
+    def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> None:
+        failed = self._nowhere.get(shape)
+        if failed is None or failed[0] != self._grown:
+            if len(self._nowhere) >= MAX_SHAPES:
+                self._nowhere.clear()
+            failed = self._nowhere[shape] = (self._grown, [])
+        known = failed[1]
+        if len(known) >= MAX_FAILED:
+            del known[0]
+        known.append(tuple(requirements.values()))
+
+
+class _after:
+    """An order key just above ``key``: compares above it and below the next."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Any):
+        self.key = key
+
+    def __lt__(self, other: Any) -> bool:
+        return bool(self.key < other)
+
+    def __le__(self, other: Any) -> bool:
+        return bool(self.key < other)
+
+    def __gt__(self, other: Any) -> bool:
+        return bool(self.key >= other)
+
+    def __ge__(self, other: Any) -> bool:
+        return bool(self.key >= other)

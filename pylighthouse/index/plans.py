@@ -1,0 +1,127 @@
+"""Search plans: for one workload shape, which node classes to search and how.
+
+A *shape* is a workload's requirement names and immunities. Its
+:class:`Plan` lists, per node class that can host it (some node of the
+class has each required name), either the sieve's columns (see
+:mod:`.search`) or, when the workload asks for a resource only a few nodes
+of the class have, that resource: those nodes are tried directly (a
+workload pinned by a hostname tag costs a lookup, not a scan). Plans are
+kept per shape until the classes change.
+
+Cost: making a plan O(K x R) for K classes and R names; using one O(K).
+"""
+import math
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+from .blocks import LOWEST, OPEN, RATIOS, NodeClass
+
+__all__ = ["Entry", "Plan", "make_plan", "FEW"]
+
+#: A tag borne by at most this many nodes of a class is searched node by node.
+FEW = 32
+#: The threshold of a joint column: the workload's own scaled least.
+JOINT = "joint"
+
+
+class Entry:
+    """How to search one class for a shape: ``tag`` (try the few nodes that
+    have that resource) or ``pairs`` (sieve on these columns: a fixed
+    threshold, or ``None`` for the workload's own requirement)."""
+
+    __slots__ = ("nodes", "pairs", "tag")
+
+    def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
+                 tag: Optional[str]):
+        self.nodes = nodes
+        self.pairs = pairs
+        self.tag = tag
+
+    def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
+        """The (column, threshold) pairs for a workload with these float requirements."""
+        return [_joint(floats, key) if fixed is JOINT else
+                (key, floats[key] if fixed is None else fixed)
+                for key, fixed in self.pairs]
+
+
+def _add_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: FrozenSet[str],
+               pairs: List[Tuple[Any, Any]]) -> None:
+    """Sieve on the class's joint column too, when the shape asks for each of
+    its resources (making it, if the class has none yet, from the resources
+    this workload needs most of, for the nodes' size): per-resource bounds
+    cannot see that the cpu left and the memory left sit on different nodes,
+    the joint column can."""
+    asked = [name for name in needed if name not in immunities
+             and len(nodes.bearers[name]) == nodes.size]
+    if nodes.joint is None and len(asked) >= 2 and nodes.size > FEW:
+        typical = nodes.typical(asked)
+        asked.sort(key=lambda name: -float(needed[name]) * typical[name])
+        nodes.make_joint(sorted(asked[:2]))
+    joint = nodes.joint
+    if joint is not None and all(name in asked for name, _ in joint[0][1]):
+        pairs.insert(0, (joint, JOINT))
+
+
+class Plan:
+    """The entries of one shape, made when the classes were at ``layout``."""
+
+    __slots__ = ("layout", "entries")
+
+    def __init__(self, layout: int, entries: List[Entry]):
+        self.layout = layout
+        self.entries = entries
+
+
+def _joint(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> Tuple[Any, float]:
+    """The joint column whose ratio is nearest the workload's, and the
+    workload's threshold on it: the same float operations on its
+    requirements as on a node's room (so rounding keeps every node that has
+    enough of both)."""
+    (first, scale), (second, base) = joint[RATIOS.index(0)][1]
+    one, two = floats[first] * scale, floats[second] * base
+    power = 0
+    if 0 < one < math.inf and 0 < two < math.inf:
+        ratio = one / two  # may round to 0 or inf: no logarithm then
+        if 0 < ratio < math.inf:
+            power = max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4))))
+    key = joint[RATIOS.index(power)]
+    (_, scale), (_, other) = key[1]
+    return key, min(floats[first] * scale, floats[second] * other)
+
+
+def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
+              immunities: FrozenSet[str], layout: int) -> Plan:
+    """The plan for a shape requiring what ``needed`` names (its quantities
+    choose a new joint column's resources) and immune to ``immunities``."""
+    entries = []
+    for nodes in classes.values():
+        entry = _entry(nodes, needed, immunities)
+        if entry is not None:
+            entries.append(entry)
+    return Plan(layout, entries)
+
+
+def _entry(nodes: NodeClass, needed: Mapping[str, Any],
+           immunities: FrozenSet[str]) -> Optional[Entry]:
+    names = tuple(needed)
+    bearers = nodes.bearers
+    if any(not bearers.get(name) for name in names):
+        return None  # no node of the class has every required name
+    if names:
+        rarest = min(names, key=lambda name: len(bearers[name]))
+        if len(bearers[rarest]) <= FEW and len(bearers[rarest]) < nodes.size:
+            return Entry(nodes, [], rarest)
+    pairs: List[Tuple[Any, Any]] = []
+    for name in names:
+        if name not in immunities:
+            pairs.append((name, None))  # at least the requirement
+        elif len(bearers[name]) < nodes.size:
+            pairs.append((name, LOWEST))  # has it, whatever is left
+    _add_joint(nodes, needed, immunities, pairs)
+    # Resources below zero must be offset (or the workload immune to them)
+    # even when it does not ask for them.
+    pairs.extend((key, 0.0) for key in sorted(nodes.keys)
+                 if key not in immunities and key not in names)
+    for key, fixed in pairs:
+        if fixed is not JOINT:
+            nodes.add_column(key)
+    return Entry(nodes, pairs or [(OPEN, 0.0)], None)

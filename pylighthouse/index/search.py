@@ -1,0 +1,158 @@
+"""Where a node is chosen: the first node of a class, in order, where a workload fits.
+
+A search is a short pipeline, read top to bottom in :func:`first_in_class`:
+
+1. the *sieve*: a few (column, threshold) pairs, each a condition every
+   fitting node meets (its float in that column is at least the threshold);
+2. blocks whose bounds pass every pair, found in C (``compress`` over
+   ``map(ge, ...)`` on the class's bound columns);
+3. inside such a block, the nodes whose floats pass every pair, found the
+   same way on the block's columns;
+4. for each of those, in order: skip it if cordoned or averse (it hosts a
+   workload sharing an aversion group), else ask
+   :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
+
+A block whose nodes all said no (or were averse) is remembered for the
+workload's shape, aversion groups and requirements
+(:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
+loses a group: the next search for the same or a larger vector skips the
+block in step 2, in C. So averse nodes that fit are stepped over one by
+one once per block, not once per search.
+
+The sieve only ever rejects nodes that cannot fit, so every decision is the
+one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
+:func:`first_among` is the same last step over a short list of candidates
+(the nodes bearing a rare tag the workload asks for).
+
+Cost: O(B) comparisons in C for B blocks of the class, plus O(L) in C per
+block whose bounds pass and, per candidate node, one ``check_fit``.
+"""
+from bisect import bisect_left
+from itertools import compress, count, islice, repeat
+from operator import and_, attrgetter, ge, ne
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from ..fit import check_fit
+from ..model import Workload
+from .blocks import NodeClass
+
+__all__ = ["first_in_class", "first_among", "Sieve"]
+
+#: (column, threshold) pairs.
+Sieve = Sequence[Tuple[Any, float]]
+
+_KEY = attrgetter("key")
+#: Columns sieved inside a block (the first of the sieve: the joint column
+#: when there is one); the rest is left to ``check_fit``, which few nodes
+#: reach, since the block's bounds passed every column.
+NEAR = 9
+
+
+def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
+             versions: Optional[List[int]] = None,
+             stamps: Optional[List[int]] = None) -> Iterator[int]:
+    """Indices from ``start`` on where every sieve column reaches its
+    threshold and, given ``versions``, whose stamp is not the current
+    version (they refused already). All in C."""
+    (key, threshold), rest = sieve[0], sieve[1:]
+    values = columns[key]
+    passes: Iterator[bool] = map(ge, islice(values, start, None) if start else values,
+                                 repeat(threshold))
+    if versions is not None and stamps is not None:
+        passes = map(and_, passes, map(ne, islice(versions, start, None),
+                                       islice(stamps, start, None)))
+    for key, threshold in rest:
+        values = columns[key]
+        passes = map(and_, passes, map(ge, islice(values, start, None) if start else values,
+                                       repeat(threshold)))
+    return compress(count(start), passes)
+
+
+def _acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
+    """Whether the search may take ``slot``: open, not averse, and fits."""
+    if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
+        return False
+    return check_fit(slot.remaining, workload) is None
+
+
+def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
+                   groups: FrozenSet[str], low: Any, high: Any,
+                   shape: Any, needed: Tuple[Any, ...]) -> Optional[Any]:
+    """The first node of ``nodes`` with order key in [``low``, ``high``) that
+    takes ``workload`` (``None`` for an open end), avoiding nodes that host
+    one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
+    (the workload's requirement values) name what blocks remember refusing.
+
+    Cost: see the module docstring.
+    """
+    blocks = nodes.blocks
+    if not blocks:
+        return None
+    if low is None:
+        first = offset = 0
+    else:
+        first = bisect_left(nodes.lasts, low)
+        if first == len(blocks):
+            return None
+        offset = bisect_left(blocks[first].keys, low)
+    refused = nodes.refused((shape, groups) if groups else shape, needed)
+    stamps, versions = refused.stamps, nodes.versions
+    done = first  # blocks before this one are known to refuse (or out of range)
+    if first == 0 and offset == 0:
+        # Blocks that refused this vector last time, still at those versions,
+        # are passed by one comparison of two lists (in C).
+        prefix = refused.prefix
+        if prefix and stamps[:prefix] == versions[:prefix]:
+            done = prefix
+    near = sieve[:NEAR]
+    for index in _passing(nodes.bounds, sieve, done, versions, stamps):
+        # Every block skipped on the way refused too: by its bounds or its
+        # stamp, which hold while its version does.
+        stamps[done:index] = versions[done:index]
+        if first == 0 and offset == 0:
+            refused.prefix = index
+        done = index + 1
+        block = blocks[index]
+        if high is not None and block.keys[0] >= high:
+            return None
+        start = offset if index == first else 0
+        slots = block.slots
+        whole = not start  # every node of the block was looked at, none taken
+        for position in _passing(block.cols, near, start):
+            slot = slots[position]
+            if high is not None and slot.key >= high:
+                return None
+            if slot.cordoned:
+                continue
+            if groups and not slot.groups.keys().isdisjoint(groups):
+                continue  # averse: refused for these groups
+            if check_fit(slot.remaining, workload) is None:
+                return slot
+        if whole:
+            stamps[index] = versions[index]
+            if first == 0 and offset == 0:
+                refused.prefix = done
+    count = len(blocks)
+    stamps[done:count] = versions[done:count]
+    if first == 0 and offset == 0:
+        refused.prefix = count
+    return None
+
+
+def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet[str],
+                low: Any, high: Any) -> Optional[Any]:
+    """:func:`first_in_class` over a few ``candidates`` given in any order.
+
+    Cost: O(K log K) for K candidates, plus one ``check_fit`` each at most.
+    """
+    for slot in sorted(_in_range(candidates, low, high), key=_KEY):
+        if _acceptable(slot, workload, groups):
+            return slot
+    return None
+
+
+def _in_range(candidates: Iterable[Any], low: Any, high: Any) -> Iterator[Any]:
+    for slot in candidates:
+        key = slot.key
+        if (low is None or key >= low) and (high is None or key < high):
+            yield slot
