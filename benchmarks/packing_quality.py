@@ -4,6 +4,7 @@ Run from the repository root::
 
     python benchmarks/packing_quality.py            # the table in docs/strategies.rst
     python benchmarks/packing_quality.py --quick    # a smoke run (seconds)
+    python benchmarks/packing_quality.py --speed    # the speed column only
 
 Three measures, each on several seeds, reported at the worst seed:
 
@@ -103,17 +104,24 @@ def placed_share(strategy: str, node_count: int, workload_count: int, seed: int,
 
 
 def speeds(strategies: Sequence[str], node_count: int, workload_count: int,
-           repeat: int) -> Dict[str, float]:
+           repeat: int, verbose: bool = False) -> Dict[str, float]:
     """Median workloads per second of each strategy, the strategies run in
-    turn ``repeat`` times in this process."""
+    turn ``repeat`` times in this process; with ``verbose``, each round's
+    speeds are printed, as fractions of Prioritized's in that round too."""
     nodes, loads = problems.problem(node_count, workload_count)
     times: Dict[str, List[float]] = {strategy: [] for strategy in strategies}
-    for _ in range(repeat):
+    for round_number in range(repeat):
         for strategy in strategies:
             gc.collect()
             start = time.perf_counter()
             build(strategy, nodes).attempt_assign_loads(loads)
             times[strategy].append(time.perf_counter() - start)
+        if verbose:
+            base = times["Prioritized"][-1] if "Prioritized" in times else None
+            print(f"round {round_number + 1}: " + ", ".join(
+                f"{strategy} {workload_count / found[-1]:,.0f}/s"
+                + (f" ({base / found[-1]:.3f}x)" if base is not None else "")
+                for strategy, found in times.items()), flush=True)
     return {strategy: workload_count / statistics.median(found)
             for strategy, found in times.items()}
 
@@ -182,6 +190,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--speed", action="store_true",
+                        help="only the speed column, each round printed")
     args = parser.parse_args(argv)
     sizes = dict(nodes=1000, workloads=2000, small_nodes=100, small_workloads=200,
                  small_seeds=20, over_nodes=1000, over_workloads=10000,
@@ -194,6 +204,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     for key, value in sizes.items():
         setattr(args, key, value)
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)
+    if args.speed:
+        found = speeds(args.strategies, args.speed_nodes, args.speed_workloads, args.repeat,
+                       verbose=True)
+        for strategy, per_s in found.items():
+            print(f"{strategy:>12}: {per_s:,.0f} workloads/s (median of {args.repeat})")
+        return {strategy: {"per_s": per_s} for strategy, per_s in found.items()}
     rows = measure(args)
     print(table(rows, args))
     return rows

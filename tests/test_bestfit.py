@@ -350,3 +350,15 @@ def test_the_packing_quality_benchmark_runs_and_no_strategy_beats_the_bound(caps
         assert all(used >= bound for used, bound in row["large"])
         assert min(row["extra"]) >= 0 and 0 < min(row["full"]) <= 1 and row["per_s"] > 0
     assert "   * - BestFit" in capsys.readouterr().out
+
+
+def test_the_packing_quality_benchmark_measures_speed_alone_against_prioritized(capsys):
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import packing_quality
+
+    rows = packing_quality.main(["--quick", "--speed", "--strategies", "Prioritized", "BestFit"])
+    assert list(rows) == ["Prioritized", "BestFit"]
+    assert all(row["per_s"] > 0 for row in rows.values())
+    out = capsys.readouterr().out
+    assert "round 1: Prioritized" in out and "(1.000x)" in out and "list-table" not in out
