@@ -24,6 +24,7 @@ of k quantities O(log N + k x L) at worst, O(k) mostly.
 """
 import math
 from bisect import bisect_left
+from operator import ge
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
@@ -38,7 +39,7 @@ LOWEST = -1.7976931348623157e308
 #: At most this many requirement vectors whose refusals a class keeps, and
 #: this many recent ones per shape tried for a larger vector.
 MAX_REFUSED = 4096
-MAX_VECTORS = 4
+MAX_VECTORS = 16
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -150,13 +151,19 @@ class NodeClass:
             if recent is None:
                 recent = self.recent[shape] = []
             refused = Refused()
-            for vector in reversed(recent):
-                if all(map(at_least, needed, vector)):
-                    # what refused less refuses this too
-                    known = self.refusals[shape, vector]
-                    refused.stamps = list(known.stamps)
-                    refused.prefix = known.prefix
-                    break
+            # What refused less refuses this too: a block that refused a
+            # recent vector ``needed`` is at least, and is still at the
+            # version it refused at, refuses ``needed``. The largest stamp
+            # per block is one of those stamps, so it equals the block's
+            # version only where one of them does: merging never makes up
+            # a refusal (a stale stamp, left by a block moving, can only
+            # hide one, which costs a visit, not a decision).
+            known = [self.refusals[shape, vector] for vector in recent
+                     if all(map(ge, needed, vector))]
+            if known:
+                refused.stamps = (list(map(max, *(each.stamps for each in known)))
+                                  if len(known) > 1 else list(known[0].stamps))
+                refused.prefix = max(each.prefix for each in known)
             self.refusals[shape, needed] = refused
             if len(recent) >= MAX_VECTORS:
                 del recent[0]
