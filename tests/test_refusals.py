@@ -13,23 +13,17 @@ from test_index import check_index, make
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
 
-#: Blocks of two nodes (load 2), in Prioritized order: each block but the
-#: last has one node short of cpu and one short of memory, so its bounds
-#: pass a vector that none of its nodes takes.
+#: Blocks of two nodes (load 2), in Prioritized order: in each block but the
+#: last, one node is short of disk and the other of cpu and memory, so the
+#: block's bounds pass a vector that none of its nodes takes.
 NODES = [
-    {"name": "n0", "resources": {"cpu": 1, "mem": 1}},
-    {"name": "n1", "resources": {"cpu": 1, "mem": 1}},
-    {"name": "n2", "resources": {"cpu": 2, "mem": 1}},
-    {"name": "n3", "resources": {"cpu": 1, "mem": 2}},
-    {"name": "n4", "resources": {"cpu": 3, "mem": 1}},
-    {"name": "n5", "resources": {"cpu": 1, "mem": 3}},
-    {"name": "n6", "resources": {"cpu": 9, "mem": 9}},
-    {"name": "n7", "resources": {"cpu": 9, "mem": 9}},
-]
+    {"name": f"n{at}", "resources": {"cpu": cpu, "mem": cpu, "disk": disk}}
+    for at, (cpu, disk) in enumerate([(5, 1), (1, 5), (5, 2), (1, 5), (5, 3), (1, 5),
+                                      (9, 9), (9, 9)])]
 
 
-def load(name, cpu, mem, groups=()):
-    return {"name": name, "requirements": {"cpu": cpu, "mem": mem},
+def load(name, cpu, mem, groups=(), disk=0):
+    return {"name": name, "requirements": {"cpu": cpu, "mem": mem, "disk": disk},
             "aversion_groups": list(groups)}
 
 
@@ -54,13 +48,14 @@ def test_a_larger_vector_inherits_the_refusals_of_every_smaller_one():
     reference = Reference("Prioritized", NODES, {})
     calls, patch = recording()
     with patch:
-        for batch in ([load("u2", 1, 3)], [load("u1", 2, 1)], [load("v", 2, 3)]):
+        for batch in ([load("a", 2, 1, disk=3)], [load("b", 2, 1, disk=2)],
+                      [load("v", 2, 2, disk=3)]):
             assert fast.attempt_assign_loads(batch) == reference.assign(batch)
-    assert fast.assignments == {"u2": "n5", "u1": "n2", "v": "n6"}
-    # u2 (1, 3) was refused by blocks 0 and 1, u1 (2, 1) by block 0 only
-    # (the newer of the two); v (2, 3) is at least both: it starts knowing
-    # that blocks 0 and 1 refuse it, from both vectors together.
-    assert calls[-1] == ((2.0, 3.0), [0, 1])
+    assert fast.assignments == {"a": "n4", "b": "n2", "v": "n6"}
+    # a (2, 1, 3) was refused by blocks 0 and 1, b (2, 1, 2) by block 0 only
+    # (the newer of the two); v (2, 2, 3) is at least both: it starts
+    # knowing that blocks 0 and 1 refuse it.
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])
     check_index(fast)
 
 
@@ -68,70 +63,68 @@ def test_a_vector_smaller_in_one_resource_inherits_nothing():
     fast = make("Prioritized", NODES, {}, True, 2)
     calls, patch = recording()
     with patch:
-        assert fast.attempt_assign_loads([load("u", 2, 3)]) == {"u": "n6"}
-        # (1, 3) is below (2, 3) in cpu: block 1 (n3 has cpu 1) might take it
-        assert fast.attempt_assign_loads([load("w", 1, 3)]) == {"w": "n5"}
-    assert calls[0] == ((2.0, 3.0), [])
-    assert calls[1] == ((1.0, 3.0), [])
-
-
-def inherited_then(operation, then, expected):
-    """Refusals of (2, 1) and (1, 3) known, then ``operation``: the next
-    vector at least as large decides like the reference."""
-    fast = make("Prioritized", NODES, {}, True, 2)
-    reference = Reference("Prioritized", NODES, {})
-    for step in (("assign", [load("a", 1, 3)]), ("assign", [load("b", 2, 1, ["g"])]),
-                 ("assign", [load("c", 2, 2)]), operation, ("assign", [then])):
-        assert run(step, fast) == run_reference(step, reference), step
-        assert_same_state(fast, reference)
-    assert fast.assignments[then["name"]] == expected
+        assert fast.attempt_assign_loads([load("u", 2, 1, disk=3)]) == {"u": "n4"}
+        # (1, 1, 3) is below (2, 1, 3) in cpu: n1, in block 0, takes it
+        assert fast.attempt_assign_loads([load("w", 1, 1, disk=3)]) == {"w": "n1"}
+    assert calls[0] == ((2.0, 1.0, 3.0), [])
+    assert calls[1] == ((1.0, 1.0, 3.0), [])
     check_index(fast)
+
+
+def decide_like_the_reference(nodes, steps, block=2):
+    """Run ``steps`` on the index and the reference, comparing every answer
+    and state; the index's assignments at the end."""
+    fast = make("Prioritized", nodes, {}, True, block)
+    reference = Reference("Prioritized", nodes, {})
+    calls, patch = recording()
+    with patch:
+        for step in steps:
+            assert run(step, fast) == run_reference(step, reference), step
+            assert_same_state(fast, reference)
+    check_index(fast)
+    return fast.assignments, calls
 
 
 def test_a_refusal_is_forgotten_when_a_node_gains_room():
-    # releasing a frees n5 again: (1, 3) fits there, before n6
-    inherited_then(("release", ["a"]), load("d", 1, 3), "n5")
+    assignments, calls = decide_like_the_reference(NODES, [
+        ("assign", [load("a", 2, 1, disk=3)]),   # n4, after blocks 0 and 1
+        ("assign", [load("b", 2, 1, disk=3)]),   # block 2 refuses too now: n6
+        ("release", ["a"]),                      # n4, in block 2, gains room
+        ("assign", [load("c", 2, 2, disk=3)])])  # at least b: inherits, yet n4
+    assert assignments == {"b": "n6", "c": "n4"}
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])  # block 2 no longer
 
 
 def test_a_refusal_is_forgotten_when_a_node_joins_the_block():
-    # (9.5, 1) is refused by every block; a node joins the last block (load
-    # 3: it has room for one more); (9.5, 9.5), at least (9.5, 1), takes it
-    fast = make("Prioritized", NODES[:7], {}, True, 3)
-    reference = Reference("Prioritized", NODES[:7], {})
-    for step in (("assign", [load("a", 9.5, 1)]),
-                 ("add", [{"name": "m", "resources": {"cpu": 10, "mem": 10}}]),
-                 ("assign", [load("b", 9.5, 9.5)])):
-        assert run(step, fast) == run_reference(step, reference), step
-        assert_same_state(fast, reference)
-    assert fast.assignments == {"b": "m"}  # a was not placed
-    check_index(fast)
+    nodes = [{"name": f"j{at}", "resources": {"cpu": cpu, "mem": cpu, "disk": disk}}
+             for at, (cpu, disk) in enumerate([(5, 1), (1, 5), (5, 1), (1, 5)])]
+    # blocks of at most three: [j0, j1, j2], [j3]; m joins the second
+    assignments, calls = decide_like_the_reference(nodes, [
+        ("assign", [load("a", 2, 1, disk=3)]),  # refused by both blocks
+        ("add", [{"name": "m", "resources": {"cpu": 5, "mem": 5, "disk": 5}}]),
+        ("assign", [load("b", 2, 2, disk=3)])], block=3)
+    assert assignments == {"b": "m"}
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0])
 
 
 def test_a_refusal_is_forgotten_when_a_node_is_uncordoned():
-    fast = make("Prioritized", NODES, {}, True, 2)
-    reference = Reference("Prioritized", NODES, {})
-    for step in (("cordon", "n4"), ("assign", [load("a", 3, 1)]), ("uncordon", "n4"),
-                 ("assign", [load("b", 3, 1)]), ("assign", [load("c", 3, 1)])):
-        assert run(step, fast) == run_reference(step, reference), step
-        assert_same_state(fast, reference)
-    assert fast.assignments == {"a": "n6", "b": "n4", "c": "n6"}
-    check_index(fast)
+    assignments, calls = decide_like_the_reference(NODES, [
+        ("cordon", "n4"),
+        ("assign", [load("a", 2, 1, disk=3)]),  # blocks 0 to 2 refuse: n6
+        ("uncordon", "n4"),
+        ("assign", [load("b", 2, 2, disk=3)])])
+    assert assignments == {"a": "n6", "b": "n4"}
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])
 
 
 def test_a_refusal_is_forgotten_when_a_node_loses_a_group():
-    fast = make("Prioritized", NODES, {}, True, 2)
-    reference = Reference("Prioritized", NODES, {})
-    steps = [("assign", [load("a", 0, 0, ["g"]), load("b", 0, 0, ["g"]),
-                         load("c", 0, 0, ["g"])]),
-             ("assign", [load("d", 1, 1, ["g"])]),  # n0-n2 averse: n3
-             ("release", ["a"]),  # n0 loses the group
-             ("assign", [load("e", 1, 1, ["g"])]),
-             ("assign", [load("f", 1, 1.5, ["g"])])]
-    for step in steps:
-        assert run(step, fast) == run_reference(step, reference), step
-        assert_same_state(fast, reference)
-    assert fast.assignments["e"] == "n0"
-    check_index(fast)
+    assignments, calls = decide_like_the_reference(NODES, [
+        ("assign", [load("a", 0, 0, ["g"])]),            # n0
+        ("assign", [load("b", 2, 1, ["g"], disk=1)]),    # n0 averse, n1 short: n2
+        ("release", ["a"]),                              # n0 loses the group
+        ("assign", [load("c", 2, 2, ["g"], disk=1)])])  # at least b, yet n0
+    assert assignments == {"b": "n2", "c": "n0"}
+    assert calls[-1] == ((2.0, 2.0, 1.0), [])
 
 
 #: Requirements on a fine grid, so that nearly every workload has its own
