@@ -41,9 +41,6 @@ LOWEST = -1.7976931348623157e308
 #: this many recent ones per shape tried for a larger vector.
 MAX_REFUSED = 4096
 MAX_VECTORS = 64
-#: A new vector looks for smaller ones only when one of the last this many
-#: searches of its shape looked inside a block that refused.
-WORTH = 4
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -174,11 +171,11 @@ class NodeClass:
             # its answer) lends its stamps. Floats, compared in C, pick the
             # candidates (a quantity at least another has a float at least
             # the other's); the exact quantities decide. Only worth its cost
-            # while searches of the shape still look inside refusing blocks
-            # (else the bounds pass those blocks in C anyway).
+            # when one of the recent searches of the shape looked inside a
+            # block that refused (else the bounds pass blocks in C anyway).
             vectors, columns = recent
             candidates = None
-            if any(map(_VISITS, vectors[-WORTH:])):
+            if any(map(_VISITS, vectors)):
                 candidates = list(compress(vectors, _dominated(needed, recent)))
             if candidates:
                 candidates.sort(key=_PREFIX, reverse=True)
