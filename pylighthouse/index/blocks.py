@@ -41,6 +41,9 @@ LOWEST = -1.7976931348623157e308
 #: this many recent ones per shape tried for a larger vector.
 MAX_REFUSED = 4096
 MAX_VECTORS = 64
+#: How many of the last searches of a shape say whether looking for a
+#: smaller vector is worth it.
+WORTH = 8
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -171,11 +174,13 @@ class NodeClass:
             # its answer) lends its stamps. Floats, compared in C, pick the
             # candidates (a quantity at least another has a float at least
             # the other's); the exact quantities decide. Only worth its cost
-            # when one of the recent searches of the shape looked inside a
-            # block that refused (else the bounds pass blocks in C anyway).
+            # when the last searches of the shape looked inside at least one
+            # refusing block each on average (else the bounds pass the
+            # blocks in C anyway).
             vectors, columns = recent
             candidates = None
-            if any(map(_VISITS, vectors)):
+            last = vectors[-WORTH:]
+            if last and sum(map(_VISITS, last)) >= len(last):
                 candidates = list(compress(vectors, _dominated(needed, recent)))
             if candidates:
                 candidates.sort(key=_PREFIX, reverse=True)
