@@ -97,6 +97,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         offset = bisect_left(blocks[first].keys, low)
     refused = nodes.refused((shape, groups) if groups else shape, needed)
     stamps, versions = refused.stamps, nodes.versions
+    refused.visits = 0
     done = first  # blocks before this one are known to refuse (or out of range)
     if first == 0 and offset == 0:
         # Blocks that refused this vector last time, still at those versions,
@@ -130,6 +131,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 return slot
         if whole:
             stamps[index] = versions[index]
+            refused.visits += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
     count = len(blocks)

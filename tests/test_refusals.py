@@ -1,0 +1,181 @@
+"""The index's memory of refusals: a block that refused a requirement vector
+refuses every vector at least as large in each resource, until one of its
+nodes gains room, joins it, is uncordoned or loses an aversion group."""
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pylighthouse.index.blocks import NodeClass
+from reference import Reference
+from test_differential import assert_same_state, run, run_reference
+from test_index import check_index, make
+
+STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
+
+#: Blocks of two nodes (load 2), in Prioritized order: in each block but the
+#: last, one node is short of disk and the other of cpu and memory, so the
+#: block's bounds pass a vector that none of its nodes takes.
+NODES = [
+    {"name": f"n{at}", "resources": {"cpu": cpu, "mem": cpu, "disk": disk}}
+    for at, (cpu, disk) in enumerate([(5, 1), (1, 5), (5, 2), (1, 5), (5, 3), (1, 5),
+                                      (9, 9), (9, 9)])]
+
+
+def load(name, cpu, mem, groups=(), disk=0):
+    return {"name": name, "requirements": {"cpu": cpu, "mem": mem, "disk": disk},
+            "aversion_groups": list(groups)}
+
+
+def recording():
+    """Patch NodeClass.refused to record, per call, the vector asked for and
+    the blocks known to refuse it at that moment (before the search)."""
+    calls = []
+    real = NodeClass.refused
+
+    def refused(nodes, shape, needed):
+        found = real(nodes, shape, needed)
+        known = [at for at, (stamp, version) in enumerate(zip(found.stamps, nodes.versions))
+                 if stamp == version]
+        calls.append((tuple(float(value) for value in needed), known))
+        return found
+
+    return calls, mock.patch.object(NodeClass, "refused", refused)
+
+
+def test_a_larger_vector_inherits_the_refusals_of_every_smaller_one():
+    fast = make("Prioritized", NODES, {}, True, 2)
+    reference = Reference("Prioritized", NODES, {})
+    calls, patch = recording()
+    with patch:
+        for batch in ([load("a", 2, 1, disk=3)], [load("b", 2, 1, disk=2)],
+                      [load("v", 2, 2, disk=3)]):
+            assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+    assert fast.assignments == {"a": "n4", "b": "n2", "v": "n6"}
+    # a (2, 1, 3) was refused by blocks 0 and 1, b (2, 1, 2) by block 0 only
+    # (the newer of the two); v (2, 2, 3) is at least both: it starts
+    # knowing that blocks 0 and 1 refuse it.
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])
+    check_index(fast)
+
+
+def test_a_vector_smaller_in_one_resource_inherits_nothing():
+    fast = make("Prioritized", NODES, {}, True, 2)
+    calls, patch = recording()
+    with patch:
+        assert fast.attempt_assign_loads([load("u", 2, 1, disk=3)]) == {"u": "n4"}
+        # (1, 1, 3) is below (2, 1, 3) in cpu: n1, in block 0, takes it
+        assert fast.attempt_assign_loads([load("w", 1, 1, disk=3)]) == {"w": "n1"}
+    assert calls[0] == ((2.0, 1.0, 3.0), [])
+    assert calls[1] == ((1.0, 1.0, 3.0), [])
+    check_index(fast)
+
+
+def decide_like_the_reference(nodes, steps, block=2):
+    """Run ``steps`` on the index and the reference, comparing every answer
+    and state; the index's assignments at the end."""
+    fast = make("Prioritized", nodes, {}, True, block)
+    reference = Reference("Prioritized", nodes, {})
+    calls, patch = recording()
+    with patch:
+        for step in steps:
+            assert run(step, fast) == run_reference(step, reference), step
+            assert_same_state(fast, reference)
+    check_index(fast)
+    return fast.assignments, calls
+
+
+def test_a_refusal_is_forgotten_when_a_node_gains_room():
+    assignments, calls = decide_like_the_reference(NODES, [
+        ("assign", [load("a", 2, 1, disk=3)]),   # n4, after blocks 0 and 1
+        ("assign", [load("b", 2, 1, disk=3)]),   # block 2 refuses too now: n6
+        ("release", ["a"]),                      # n4, in block 2, gains room
+        ("assign", [load("c", 2, 2, disk=3)])])  # at least b: inherits, yet n4
+    assert assignments == {"b": "n6", "c": "n4"}
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])  # block 2 no longer
+
+
+def test_a_refusal_is_forgotten_when_a_node_joins_the_block():
+    nodes = [{"name": f"j{at}", "resources": {"cpu": cpu, "mem": cpu, "disk": disk}}
+             for at, (cpu, disk) in enumerate([(5, 1), (1, 5), (5, 1), (1, 5)])]
+    # blocks of at most three: [j0, j1, j2], [j3]; m joins the second
+    assignments, calls = decide_like_the_reference(nodes, [
+        ("assign", [load("a", 2, 1, disk=3)]),  # refused by both blocks
+        ("add", [{"name": "m", "resources": {"cpu": 5, "mem": 5, "disk": 5}}]),
+        ("assign", [load("b", 2, 2, disk=3)])], block=3)
+    assert assignments == {"b": "m"}
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0])
+
+
+def test_a_refusal_is_forgotten_when_a_node_is_uncordoned():
+    assignments, calls = decide_like_the_reference(NODES, [
+        ("cordon", "n4"),
+        ("assign", [load("a", 2, 1, disk=3)]),  # blocks 0 to 2 refuse: n6
+        ("uncordon", "n4"),
+        ("assign", [load("b", 2, 2, disk=3)])])
+    assert assignments == {"a": "n6", "b": "n4"}
+    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])
+
+
+def test_a_refusal_is_forgotten_when_a_node_loses_a_group():
+    assignments, calls = decide_like_the_reference(NODES, [
+        ("assign", [load("a", 0, 0, ["g"])]),            # n0
+        ("assign", [load("b", 2, 1, ["g"], disk=1)]),    # n0 averse, n1 short: n2
+        ("release", ["a"]),                              # n0 loses the group
+        ("assign", [load("c", 2, 2, ["g"], disk=1)])])  # at least b, yet n0
+    assert assignments == {"b": "n2", "c": "n0"}
+    assert calls[-1] == ((2.0, 2.0, 1.0), [])
+
+
+#: Requirements on a fine grid, so that nearly every workload has its own
+#: vector and many of them are at least as large as a recent one.
+QUANTITY = st.integers(1, 40).map(lambda tenths: tenths / 10)
+STEPS = st.lists(st.tuples(
+    st.sampled_from(["assign", "assign", "assign", "release", "add", "cordon", "uncordon",
+                     "drain", "remove"]),
+    st.lists(st.tuples(QUANTITY, QUANTITY, st.booleans(),
+                       st.sampled_from([(), ("g",), ("h",)])), min_size=1, max_size=8),
+    st.randoms(use_true_random=False)), min_size=1, max_size=14)
+CLUSTER = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)), min_size=1, max_size=16)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(strategy=STRATEGIES, sizes=CLUSTER, steps=STEPS, block=st.sampled_from([1, 2, 3]))
+def test_distinct_vectors_decide_like_the_reference(strategy, sizes, steps, block):
+    """Workloads each with its own decimal quantities (some with a third
+    resource, some with aversion groups), between releases, new nodes,
+    cordons, drains and removals: the same decisions as the reference."""
+    nodes = [{"name": f"n{at}", "resources": {"cpu": cpu / 10, "mem": mem / 10, "disk": 2}}
+             for at, (cpu, mem) in enumerate(sizes)]
+    rubric = {"cpu": 1, "mem": 0.5}
+    fast = make(strategy, nodes, rubric, True, block)
+    reference = Reference(strategy, nodes, rubric)
+    made = 0
+    for kind, loads, rng in steps:
+        names = [machine.name for machine in reference.machines]
+        if kind == "assign":
+            batch = []
+            for cpu, mem, disk, groups in loads:
+                requirements = {"cpu": cpu, "mem": mem}
+                if disk:
+                    requirements["disk"] = 1
+                batch.append({"name": f"w{made}", "requirements": requirements,
+                              "aversion_groups": list(groups)})
+                made += 1
+            operation = ("assign", batch)
+        elif kind == "release":
+            placed = sorted(reference.assignments())
+            operation = ("release", rng.sample(placed, min(len(placed), len(loads))))
+        elif kind == "add":
+            cpu, mem = loads[0][0], loads[0][1]
+            operation = ("add", [{"name": f"new{made}", "resources": {"cpu": cpu, "mem": mem}}])
+            made += 1
+        elif not names:
+            continue
+        elif kind == "remove":
+            operation = ("remove", [rng.choice(names)])
+        else:
+            operation = (kind, rng.choice(names))
+        assert run(operation, fast) == run_reference(operation, reference), operation
+        assert_same_state(fast, reference)
+    check_index(fast)
