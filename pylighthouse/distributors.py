@@ -552,7 +552,7 @@ class Distributor:
              "cordoned": slot.cordoned}
             for slot in self._slots.values()]
         snapshot["placements"] = [
-            {"node": slot.name, "workload": _workload_json(slot.workloads[name])}
+            {"node": slot.name, "workload": workload_json(slot.workloads[name])}
             for name, slot in self._where.items()]
         return snapshot
 
@@ -606,8 +606,8 @@ class Distributor:
                 node_name = _field(item, "node", str, where)
                 if node_name not in distributor._slots:
                     raise InvalidInputError(f"{where}.node: no node named {shown(node_name)}")
-                workload = _workload_from_json(_field(item, "workload", Mapping, where),
-                                               f"{where}.workload")
+                workload = workload_from_json(_field(item, "workload", Mapping, where),
+                                              f"{where}.workload")
                 if workload.name in distributor._where:
                     raise DuplicateNameError(
                         f"{where}.workload: workload {shown(workload.name)} is placed twice")
@@ -1110,14 +1110,14 @@ def _field(data: Any, key: str, kind: Any, where: str) -> Any:
     return value
 
 
-def _workload_json(workload: Workload) -> Dict[str, Any]:
+def workload_json(workload: Workload) -> Dict[str, Any]:
     return {"name": workload.name,
             "requirements": {k: to_json_quantity(v) for k, v in workload.requirements.items()},
             "immunities": sorted(workload.immunities),
             "aversion_groups": sorted(workload.aversion_groups)}
 
 
-def _workload_from_json(data: Mapping[str, Any], where: str) -> Workload:
+def workload_from_json(data: Mapping[str, Any], where: str) -> Workload:
     requirements = _field(data, "requirements", Mapping, where)
     return Workload(
         check_name(data.get("name"), where),

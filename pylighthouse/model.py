@@ -4,6 +4,7 @@ Both classes validate once, at construction, and keep their own read-only
 copies of the caller's data: nothing the caller owns is kept or changed.
 """
 import math
+import re
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
@@ -17,6 +18,15 @@ from .removed import Removed
 __all__ = ["Node", "Workload"]
 
 
+def valid_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode: no lone surrogate (JSON's ``\\ud800``
+    escapes and Python strings can hold one; no UTF-8 text does). O(len)."""
+    return text.isascii() or not _SURROGATE.search(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def check_name(value: Any, where: str) -> str:
     """Return ``value`` if it is a non-empty string of valid Unicode (no lone
     surrogate), else raise naming ``where``."""
@@ -25,13 +35,9 @@ def check_name(value: Any, where: str) -> str:
             f"{where}: name must be a string, got {type(value).__name__} {shown(value)}")
     if not value:
         raise InvalidInputError(f"{where}: name must not be empty")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInputError(
-                f"{where}: name must be valid Unicode, got a lone surrogate "
-                f"({value[:40]!r})") from None
+    if not valid_unicode(value):
+        raise InvalidInputError(
+            f"{where}: name must be valid Unicode, got a lone surrogate ({shown(value)})")
     return value
 
 

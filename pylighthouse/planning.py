@@ -205,7 +205,7 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
     """
-    shapes = _accept_templates(templates)
+    shapes = accept_templates(templates)
     limit = _accept_limit(max_new_nodes, "max_new_nodes")
     found = []
     for order in _orders(distributor, Workload.from_list(pending), shapes):
@@ -269,7 +269,7 @@ def lower_bound(distributor: Distributor, pending: Iterable[Any],
     Cost: one placement of ``pending`` on a copy, plus O(W x R).
     """
     search = _Search(distributor, Workload.from_list(pending),
-                     _accept_templates(templates))
+                     accept_templates(templates))
     return search.bound(range(len(search.templates)))
 
 
@@ -482,7 +482,7 @@ def _exact(number: Any) -> Fraction:
     return Fraction(to_quantity(number, "quantity"))
 
 
-def _accept_templates(templates: Any) -> List[_Template]:
+def accept_templates(templates: Any) -> List[_Template]:
     if isinstance(templates, (Node, MappingABC)):
         templates = [templates]
     if isinstance(templates, (str, bytes)) or not isinstance(templates, Iterable):

@@ -23,7 +23,7 @@ from .bestfit import BestFitDistributor
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
-from .model import Node, Workload
+from .model import Node, Workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
 
@@ -36,7 +36,6 @@ _NODE_FIELDS = ("name", "id", "resources", "workloads")
 _WORKLOAD_FIELDS = ("name", "id", "requirements", "immunities", "tolerations",
                     "aversion_groups")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -438,7 +437,7 @@ def _plain_map(value: Any, kinds: Tuple[type, ...]) -> bool:
     if type(value) is not dict:
         return False
     for key, quantity in value.items():
-        if type(key) is not str or not key or not (key.isascii() or _valid_unicode(key)):
+        if type(key) is not str or not key or not valid_unicode(key):
             return False
         if type(quantity) not in kinds:
             return False
@@ -448,12 +447,8 @@ def _plain_map(value: Any, kinds: Tuple[type, ...]) -> bool:
 def _plain_names(value: Any) -> bool:
     """A JSON array of non-empty strings of valid Unicode."""
     return type(value) is list and all(
-        type(name) is str and name and (name.isascii() or _valid_unicode(name))
+        type(name) is str and name and valid_unicode(name)
         for name in value)
-
-
-def _valid_unicode(text: str) -> bool:
-    return not _SURROGATE.search(text)
 
 
 def _in_range(maps: List[Mapping[str, Decimal]]) -> bool:
@@ -558,7 +553,7 @@ class _Reader:
     def unicode(self, value: str, path: str) -> bool:
         """Whether ``value`` is valid Unicode (JSON's \\ud800 escapes can
         write half of a surrogate pair, which no UTF-8 text holds)."""
-        if value.isascii() or not _SURROGATE.search(value):
+        if valid_unicode(value):
             return True
         self.fail(InvalidInputError, path, "not valid Unicode (a lone surrogate)")
         return False

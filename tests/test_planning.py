@@ -251,7 +251,7 @@ def test_the_order_given_is_kept_when_largest_first_is_no_better():
 
 
 def test_largest_first_sorts_by_dominant_share_against_the_biggest_template():
-    templates = planning._accept_templates([
+    templates = planning.accept_templates([
         Node("a", {"cpu": 4, "mem": float("inf")}), Node("b", {"cpu": 8, "mem": 16, "gpu": 0})])
     loads = [Workload("x", {"cpu": 2}),                # 2/8 of the biggest cpu
              Workload("y", {"cpu": 1, "mem": 100}),    # mem is unlimited: 1/8

@@ -12,11 +12,11 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Opti
 import attr
 
 from .. import __version__
-from ..distributors import Distributor, _workload_from_json, _workload_json
+from ..distributors import Distributor, workload_from_json, workload_json
 from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                       UnknownNameError)
 from ..model import Node, Workload
-from ..planning import _accept_templates, plan_scale_down, plan_scale_up
+from ..planning import accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, to_json_quantity, to_quantity
 from .provider import FAILED, READY, Provider, _count as _whole
 from .store import Store
@@ -104,7 +104,7 @@ class ElasticManager:
             raise InvalidTypeError(
                 f"distributor: expected a Distributor, got {type(distributor).__name__}")
         config: Dict[str, Any] = {
-            "templates": [_template_json(item) for item in _accept_templates(templates)],
+            "templates": [_template_json(item) for item in accept_templates(templates)],
             "min_nodes": _whole(min_nodes, "min_nodes"),
             "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
             "enable_delete": _flag(enable_delete, "enable_delete"),
@@ -602,7 +602,7 @@ class ElasticManager:
     def _parts(self) -> Dict[str, Any]:
         return {"config": self._config, "distributor": self._distributor.to_dict(),
                 "static": list(self._static),
-                "pending": [_workload_json(load) for load in self._pending],
+                "pending": [workload_json(load) for load in self._pending],
                 "requested": [_node_json(node) for node in self._requested.values()],
                 "deleting": list(self._deleting),
                 "revocations": dict(self._revocations),
@@ -614,7 +614,7 @@ class ElasticManager:
         self._templates = [_template_from_json(item) for item in self._config["templates"]]
         self._distributor = Distributor.from_dict(parts["distributor"])
         self._static = list(parts["static"])
-        self._pending = [_workload_from_json(item, "store: pending")
+        self._pending = [workload_from_json(item, "store: pending")
                          for item in parts["pending"]]
         self._requested = {item["name"]: _node_from_json(item) for item in parts["requested"]}
         self._deleting = list(parts["deleting"])
