@@ -412,11 +412,9 @@ def _plain_problem(data: Any) -> Optional[Problem]:
             built_loads.append(Workload.from_dict(item))
     except LighthouseException:
         return None
+    # Quantities out of the format's range were refused by the model above.
     if len({node.name for node in built_nodes}) < len(built_nodes) \
-            or len({load.name for load in built_loads}) < len(built_loads) \
-            or not _in_range([node.resources for node in built_nodes]
-                             + [load.requirements for load in built_loads]
-                             + ([rubric.weights] if rubric is not None else [])):
+            or len({load.name for load in built_loads}) < len(built_loads):
         return None
     return Problem(nodes=tuple(built_nodes), workloads=tuple(built_loads),
                    strategy=cls.strategy, rubric=rubric, running={}, partial=partial)
@@ -449,28 +447,6 @@ def _plain_names(value: Any) -> bool:
     return type(value) is list and all(
         type(name) is str and name and valid_unicode(name)
         for name in value)
-
-
-def _in_range(maps: List[Mapping[str, Decimal]]) -> bool:
-    """Whether every quantity of ``maps`` is within the JSON format's range
-    (infinities are: the model has refused them where they are not
-    allowed). Shared quantity objects (the model shares equal maps and
-    small numbers) are checked once."""
-    checked = set()
-    for quantities in maps:
-        if id(quantities) in checked:
-            continue
-        checked.add(id(quantities))
-        for quantity in quantities.values():
-            if id(quantity) in checked:
-                continue
-            checked.add(id(quantity))
-            if quantity.is_zero() or not quantity.is_finite():
-                continue
-            if quantity.adjusted() > MAX_EXPONENT \
-                    or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:
-                return False
-    return True
 
 
 def _parsed(data: Any) -> Any:
