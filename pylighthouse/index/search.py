@@ -49,23 +49,23 @@ NEAR = 9
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
-             versions: Optional[List[int]] = None,
-             stamps: Optional[List[int]] = None) -> Iterator[int]:
+             versions: List[int], stamps: List[int]) -> Iterator[int]:
     """Indices from ``start`` on where every sieve column reaches its
-    threshold and, given ``versions``, whose stamp is not the current
-    version (they refused already). All in C."""
+    threshold and whose stamp is not the current version (they refused
+    already). The first column and the stamps are compared in C, the other
+    columns only where those pass."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
-    passes: Iterator[bool] = map(ge, islice(values, start, None) if start else values,
-                                 repeat(threshold))
-    if versions is not None and stamps is not None:
-        passes = map(and_, passes, map(ne, islice(versions, start, None),
-                                       islice(stamps, start, None)))
-    for key, threshold in rest:
-        values = columns[key]
-        passes = map(and_, passes, map(ge, islice(values, start, None) if start else values,
-                                       repeat(threshold)))
-    return compress(count(start), passes)
+    passes: Iterator[bool] = map(and_, map(ge, islice(values, start, None), repeat(threshold)),
+                                 map(ne, islice(versions, start, None),
+                                     islice(stamps, start, None)))
+    others = [(columns[key], threshold) for key, threshold in rest]
+    for index in compress(count(start), passes):
+        for column, threshold in others:
+            if column[index] < threshold:
+                break
+        else:
+            yield index
 
 
 def _acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
@@ -105,7 +105,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         prefix = refused.prefix
         if prefix and stamps[:prefix] == versions[:prefix]:
             done = prefix
-    near = sieve[:NEAR]
+    (lead, least), rest = sieve[0], sieve[1:NEAR]
     for index in _passing(nodes.bounds, sieve, done, versions, stamps):
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
@@ -119,25 +119,33 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         start = offset if index == first else 0
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
-        for position in _passing(block.cols, near, start):
-            slot = slots[position]
-            if high is not None and slot.key >= high:
-                return None
-            if slot.cordoned:
-                continue
-            if groups and not slot.groups.keys().isdisjoint(groups):
-                continue  # averse: refused for these groups
-            if check_fit(slot.remaining, workload) is None:
-                return slot
+        cols = block.cols
+        values = cols[lead]
+        others = [(cols[key], threshold) for key, threshold in rest]
+        for position in compress(count(start), map(ge, islice(values, start, None)
+                                                   if start else values, repeat(least))):
+            for column, threshold in others:
+                if column[position] < threshold:
+                    break
+            else:
+                slot = slots[position]
+                if high is not None and slot.key >= high:
+                    return None
+                if slot.cordoned:
+                    continue
+                if groups and not slot.groups.keys().isdisjoint(groups):
+                    continue  # averse: refused for these groups
+                if check_fit(slot.remaining, workload) is None:
+                    return slot
         if whole:
             stamps[index] = versions[index]
             refused.visits += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
-    count = len(blocks)
-    stamps[done:count] = versions[done:count]
+    total = len(blocks)
+    stamps[done:total] = versions[done:total]
     if first == 0 and offset == 0:
-        refused.prefix = count
+        refused.prefix = total
     return None
 
 
