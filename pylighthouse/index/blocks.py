@@ -26,7 +26,7 @@ import math
 from bisect import bisect_left
 from itertools import compress, repeat
 from operator import and_, attrgetter, ge
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
 
@@ -237,8 +237,9 @@ class NodeClass:
             block.cols[key] = [column_value(slot, key) for slot in block.slots]
         self.bounds[key] = [block.bound(key) for block in self.blocks]
 
-    def insert(self, slot: Any) -> None:
-        """Put ``slot`` at the place of its order key ``slot.key``."""
+    def insert(self, slot: Any, values: Optional[Dict[Any, float]] = None) -> None:
+        """Put ``slot`` at the place of its order key ``slot.key``; ``values``:
+        its value in each column, when known (else computed)."""
         key = slot.key
         blocks = self.blocks
         self.size += 1
@@ -256,33 +257,54 @@ class NodeClass:
         self.versions[index] = self._tick()
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
-        for column, values in block.cols.items():
-            value = column_value(slot, column)
-            values.insert(position, value)
-            bounds = self.bounds[column]
+        all_bounds = self.bounds
+        for column, known in block.cols.items():
+            value = column_value(slot, column) if values is None else values[column]
+            known.insert(position, value)
+            bounds = all_bounds[column]
             if value > bounds[index]:
                 bounds[index] = value
         self.lasts[index] = block.keys[-1]
         if len(block) > 2 * self.load:
             self._split(index)
 
-    def delete(self, index: int, position: int) -> None:
-        """Take out the node at ``position`` of block ``index``."""
+    def delete(self, index: int, position: int) -> Dict[Any, float]:
+        """Take out the node at ``position`` of block ``index``; return its
+        value in each column."""
         block = self.blocks[index]
         del block.slots[position]
         del block.keys[position]
         self.size -= 1
         if not block.slots:
+            taken = {column: values[position] for column, values in block.cols.items()}
             self._drop_block(index)
-            return
+            return taken
+        taken = {}
+        all_bounds = self.bounds
         for column, values in block.cols.items():
-            value = values.pop(position)
-            bounds = self.bounds[column]
+            value = taken[column] = values.pop(position)
+            bounds = all_bounds[column]
             if value >= bounds[index]:
                 bounds[index] = max(values)
         self.lasts[index] = block.keys[-1]
         if len(block) * 4 < self.load and len(self.blocks) > 1:
             self._merge(index if index + 1 < len(self.blocks) else index - 1)
+        return taken
+
+    def move(self, index: int, position: int, key: Any, names: Iterable[str]) -> None:
+        """Move the node at ``position`` of block ``index`` to order key
+        ``key``: its remaining quantities of ``names`` changed (the other
+        columns keep their values). O(log N + C x L)."""
+        slot = self.blocks[index].slots[position]
+        values = self.delete(index, position)
+        for name in names:
+            if name in values:
+                values[name] = column_value(slot, name)
+        joint = self.joint
+        if joint is not None and joint[0] in values:
+            values.update(zip(joint, self._joint_values(slot)))
+        slot.key = key
+        self.insert(slot, values)
 
     def update(self, index: int, position: int, keys: Iterable[str], grew: bool) -> None:
         """Rewrite the node's columns among ``keys`` after its room changed
@@ -298,19 +320,21 @@ class NodeClass:
                 self._rewrite(index, position, key, values, column_value(slot, key))
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            (first, scale), (second, _) = joint[0][1]
-            remaining = slot.remaining
-            one, two = remaining.get(first), remaining.get(second)
-            if slot.cordoned or one is None or two is None:
-                for key in joint:
-                    self._rewrite(index, position, key, cols[key], NEG)
-                return
-            # The operations of column_value, with each float made once.
-            one_float, two_float = float(one) * scale, float(two)
-            for key in joint:
-                other = two_float * key[1][1][1]
-                self._rewrite(index, position, key, cols[key],
-                              one_float if one_float < other else other)
+            for key, value in zip(joint, self._joint_values(slot)):
+                self._rewrite(index, position, key, cols[key], value)
+
+    def _joint_values(self, slot: Any) -> List[float]:
+        """The node's values in the joint columns: those of
+        :func:`column_value`, with each float made once."""
+        joint = self.joint
+        (first, scale), (second, _) = joint[0][1]
+        remaining = slot.remaining
+        one, two = remaining.get(first), remaining.get(second)
+        if slot.cordoned or one is None or two is None:
+            return [NEG] * len(joint)
+        one_float, two_float = float(one) * scale, float(two)
+        return [one_float if one_float < other else other
+                for other in [two_float * key[1][1][1] for key in joint]]
 
     def _rewrite(self, index: int, position: int, key: Any, values: List[float],
                  value: float) -> None:

@@ -192,9 +192,7 @@ class NodeIndex:
         if self._ordering is not None:
             key = self._key(slot)
             if key != slot.key:
-                nodes.delete(index, position)
-                slot.key = key
-                nodes.insert(slot)
+                nodes.move(index, position, key, before)
                 return
         nodes.update(index, position, before, grew)
 
