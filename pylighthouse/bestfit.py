@@ -236,7 +236,7 @@ class BestFitDistributor(Distributor):
         # can then no longer place more.
         kept, missed = self._trial([loads[place] for place in largest],
                                    1 if all_or_nothing else None)
-        if missed:
+        if missed and missed > self._fewest_misses(loads, kept):
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
@@ -269,6 +269,57 @@ class BestFitDistributor(Distributor):
         for load, slot in kept:
             result[load.name] = slot.name
         return result
+
+    def _fewest_misses(self, loads: List[Workload],
+                       kept: List[Tuple[Workload, _Slot]]) -> int:
+        """How many of ``loads`` find no node in any order, at least, from the
+        state before the call (``kept``: the call's placements so far).
+
+        Per resource that no workload of the call asks less than zero of,
+        the workloads asking for it (and not immune to it) can take at most
+        what the open nodes have left of it, summed over the nodes (a node
+        takes such a workload only while it has as much left, and nothing
+        the call places gives any back): at least as many of them as must
+        be dropped, largest first, to bring their demand within that sum
+        find no node. The largest such count over the resources. Cost:
+        O(N x R + W x R + W log W)."""
+        asked: Dict[str, List[Decimal]] = {}
+        negative = set()
+        for load in loads:
+            for key, needed in load.requirements.items():
+                if needed < ZERO:
+                    negative.add(key)
+                elif needed > ZERO and key not in load.immunities:
+                    asked.setdefault(key, []).append(needed)
+        for key in negative:
+            asked.pop(key, None)
+        if not asked:
+            return 0
+        given: Dict[str, Dict[str, Decimal]] = {}
+        for load, slot in kept:
+            back = given.setdefault(slot.name, {})
+            for key, needed in load.requirements.items():
+                if key in asked:
+                    back[key] = back.get(key, ZERO) + needed
+        fewest = 0
+        for key, needs in asked.items():
+            left = ZERO
+            for slot in self._slots.values():
+                here = slot.remaining.get(key)
+                if here is None or slot.cordoned:
+                    continue
+                here += given.get(slot.name, {}).get(key, ZERO)
+                if here > ZERO:
+                    left += here
+            demand = sum(needs, ZERO)
+            dropped = 0
+            for needed in sorted(needs, reverse=True):
+                if demand <= left:
+                    break
+                demand -= needed
+                dropped += 1
+            fewest = max(fewest, dropped)
+        return fewest
 
     def _copy_without(self, loads: List[Workload]) -> "BestFitDistributor":
         """A new distributor in this one's state less ``loads``: the same

@@ -291,11 +291,35 @@ class NodeClass:
             self._merge(index if index + 1 < len(self.blocks) else index - 1)
         return taken
 
-    def move(self, index: int, position: int, key: Any, names: Iterable[str]) -> None:
+    def move(self, index: int, position: int, key: Any, names: Iterable[str],
+             grew: bool) -> None:
         """Move the node at ``position`` of block ``index`` to order key
-        ``key``: its remaining quantities of ``names`` changed (the other
-        columns keep their values). O(log N + C x L)."""
-        slot = self.blocks[index].slots[position]
+        ``key``: its remaining quantities of ``names`` changed (``grew``:
+        some went up); the other columns keep their values. Within its
+        block (the most common case), a node that only lost room leaves the
+        block's refusals standing: O(C + L). Else O(log N + C x L)."""
+        block = self.blocks[index]
+        slot = block.slots[position]
+        keys = block.keys
+        last = len(keys) - 1
+        if (index == 0 or key > self.lasts[index - 1]) and (
+                index == len(self.blocks) - 1 or key < self.blocks[index + 1].keys[0]):
+            target = bisect_left(keys, key)
+            if target > position:
+                target -= 1
+            if target != position:
+                del keys[position]
+                keys.insert(target, key)
+                del block.slots[position]
+                block.slots.insert(target, slot)
+                for values in block.cols.values():
+                    values.insert(target, values.pop(position))
+            else:
+                keys[position] = key
+            slot.key = key
+            self.lasts[index] = keys[last]
+            self.update(index, target, names, grew)
+            return
         values = self.delete(index, position)
         for name in names:
             if name in values:

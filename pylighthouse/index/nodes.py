@@ -192,7 +192,7 @@ class NodeIndex:
         if self._ordering is not None:
             key = self._key(slot)
             if key != slot.key:
-                nodes.move(index, position, key, before)
+                nodes.move(index, position, key, before, grew)
                 return
         nodes.update(index, position, before, grew)
 
