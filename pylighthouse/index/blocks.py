@@ -312,23 +312,23 @@ class NodeClass:
                 keys.insert(target, key)
                 del block.slots[position]
                 block.slots.insert(target, slot)
-                for values in block.cols.values():
-                    values.insert(target, values.pop(position))
+                for column in block.cols.values():
+                    column.insert(target, column.pop(position))
             else:
                 keys[position] = key
             slot.key = key
             self.lasts[index] = keys[last]
             self.update(index, target, names, grew)
             return
-        values = self.delete(index, position)
+        taken = self.delete(index, position)
         for name in names:
-            if name in values:
-                values[name] = column_value(slot, name)
+            if name in taken:
+                taken[name] = column_value(slot, name)
         joint = self.joint
-        if joint is not None and joint[0] in values:
-            values.update(zip(joint, self._joint_values(slot)))
+        if joint is not None and joint[0] in taken:
+            taken.update(zip(joint, self._joint_values(slot)))
         slot.key = key
-        self.insert(slot, values)
+        self.insert(slot, taken)
 
     def update(self, index: int, position: int, keys: Iterable[str], grew: bool) -> None:
         """Rewrite the node's columns among ``keys`` after its room changed
