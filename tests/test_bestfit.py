@@ -23,7 +23,7 @@ from pylighthouse.fit import check_fit
 from pylighthouse.problem import build_distributor, load_problem, solve
 from instances import RUBRICS, batches, clusters, operations
 from reference import Load
-from reference_bestfit import BestFitReference
+from reference_bestfit import BestFitReference, dominant_share
 from test_differential import assert_same_state, run, step_both
 from test_distributors import RUBRIC, STRATEGY_LOADS, STRATEGY_NODES
 
@@ -212,6 +212,53 @@ def test_smallest_first_can_place_everything_where_largest_first_cannot(all_or_n
             {"a": "n2", "b": "n1", "c": "n1"}
         assert [state.workloads for state in distributor.node_states()][:2] == \
             [("b", "c"), ("a",)]
+
+
+def test_the_second_order_is_skipped_when_a_resource_forces_the_misses():
+    # Four workloads want a licence, the cluster has three: any order misses
+    # one, so the largest-first placement stands without a second trial
+    # (which the differing dominant shares would otherwise call for).
+    # (A cordoned node with many licences keeps their shares below cpu's.)
+    nodes = [{"name": "n0", "resources": {"cpu": 64, "licence": 2}},
+             {"name": "n1", "resources": {"cpu": 64, "licence": 1}},
+             {"name": "spare", "resources": {"licence": 100}}]
+    loads = [{"name": f"w{i}", "requirements": {"cpu": 10 + i, "licence": 1}}
+             for i in range(4)]
+    calls = []
+    for forced in (None, 0):
+        distributor = BestFitDistributor.from_list(nodes)
+        distributor.cordon("spare")
+        with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
+                               side_effect=BestFitDistributor._trial) as trial:
+            if forced is None:
+                result = distributor.attempt_assign_loads(loads)
+            else:
+                with mock.patch.object(BestFitDistributor, "_fewest_misses",
+                                       return_value=forced):
+                    assert distributor.attempt_assign_loads(loads) == result
+        calls.append(trial.call_count)
+    assert calls == [1, 2]
+    twin = BestFitReference(nodes)
+    twin.cordon("spare")
+    assert result == twin.assign(loads)
+    assert list(result.values()).count(None) == 1
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
+def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
+    distributor, twin = build(nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    twin.assign(first)
+    forced = distributor._fewest_misses(
+        [pylighthouse.Workload.from_dict(spec) for spec in second], [])
+    loads = [Load(spec) for spec in second]
+    smallest = sorted(loads, key=lambda load: dominant_share(load, twin.machines))
+    for order in (twin.sequence(loads), smallest, loads, loads[::-1]):
+        placed, missed = twin.trial(order)
+        for load, _ in reversed(placed):
+            twin.take(load.name)
+        assert forced <= missed
 
 
 # --------------------------------------------------- against the twin
