@@ -97,9 +97,19 @@ class BestFitDistributor(Distributor):
     re-places the displaced workloads the same way; ``drain`` moves a
     node's workloads one by one, largest first, with no second order.
 
-    Cost: a call that places everything, or whose workloads all have the
-    same dominant share, costs one placement per workload. One that leaves
-    workloads out also costs the second placement, which stops once it has
+    The second order is not tried when the first already misses no more
+    workloads than some resource forces: per resource that no workload of
+    the call asks less than zero of, the workloads asking for it (and not
+    immune to it) can take at most what the open nodes had left of it
+    before the call, summed over the nodes; at least as many of them as
+    must be dropped, largest first, to fit within that sum find no node in
+    any order, so no order could place more.
+
+    Cost: a call that places everything, whose workloads all have the
+    same dominant share, or whose misses a resource forces, costs one
+    placement per workload (and O(N x R + W log W) to count the forced
+    misses). One that leaves workloads out otherwise also costs the second
+    placement, which stops once it has
     missed as many workloads as the first: on a copy of the state before
     the call when that state holds no more nodes and other workloads than
     the call placed (O((N + placed) x R log N) to build), else after

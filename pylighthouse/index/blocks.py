@@ -19,8 +19,14 @@ C for L nodes a block). Floats never reverse the order of two quantities,
 so a float bound below a requirement's float proves that no node of the
 block has enough.
 
+A node re-ranked by a change of its room (BinPack, BestFit) moves with the
+column values it keeps (:meth:`NodeClass.move`); most moves stay inside
+the node's block, where a node that only lost room leaves the block's
+refusals standing (a block that refused a workload still refuses it).
+
 Cost: inserting or deleting a node O(log N + C x L), C columns; a change
-of k quantities O(log N + k x L) at worst, O(k) mostly.
+of k quantities O(log N + k x L) at worst, O(k) mostly; a move inside a
+block O(C + L).
 """
 import math
 from bisect import bisect_left

@@ -4,8 +4,11 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 
 1. the *sieve*: a few (column, threshold) pairs, each a condition every
    fitting node meets (its float in that column is at least the threshold);
-2. blocks whose bounds pass every pair, found in C (``compress`` over
-   ``map(ge, ...)`` on the class's bound columns);
+2. blocks whose bounds pass every pair: those passing the first pair (and
+   not known to refuse, see below) are found in C (``compress`` over
+   ``map(ge, ...)`` on the class's bound column), and only those are
+   compared on the other pairs, in Python (chaining every column through
+   ``map`` in C costs more than it saves: most blocks fail the first);
 3. inside such a block, the nodes whose floats pass every pair, found the
    same way on the block's columns;
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
@@ -42,9 +45,10 @@ __all__ = ["first_in_class", "first_among", "Sieve"]
 Sieve = Sequence[Tuple[Any, float]]
 
 _KEY = attrgetter("key")
-#: Columns sieved inside a block (the first of the sieve: the joint column
-#: when there is one); the rest is left to ``check_fit``, which few nodes
-#: reach, since the block's bounds passed every column.
+#: Columns sieved inside a block (the first of the sieve, in C: the joint
+#: column when there is one; the next ones in Python); the rest is left to
+#: ``check_fit``, which few nodes reach, since the block's bounds passed
+#: every column.
 NEAR = 9
 
 
