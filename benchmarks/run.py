@@ -37,7 +37,7 @@ sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE),
 import problems  # noqa: E402
 import pylighthouse as lighthouse  # noqa: E402
 
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack")
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
 FULL_SIZES = ("200x2000", "1000x10000", "5000x50000", "10000x100000", "over:5000x50000")
 QUICK_SIZES = ("100x1000", "over:100x1000")
 
@@ -116,6 +116,9 @@ def drain_and_remove(distributor: lighthouse.Distributor, seed: int) -> Dict[str
 
 def reference_run(strategy: str, nodes: List[Dict[str, Any]],
                   workloads: List[Dict[str, Any]]) -> Any:
+    if strategy == "BestFit":
+        from reference_bestfit import BestFitReference
+        return BestFitReference(nodes).assign(workloads)
     from reference import Reference
     oracle = Reference(strategy, nodes, problems.RUBRIC if strategy == "BinPack" else None)
     return oracle.assign(workloads)

@@ -31,13 +31,16 @@ def test_the_generator_is_seeded_and_mixes_every_feature():
 
 def test_a_tiny_run_reports_every_figure_and_identical_decisions(capsys):
     rows = run.main(["--sizes", "40x300", "over:40x300", "--repeat", "1"])
-    assert len(rows) == 6
+    assert len(rows) == 8
+    strategies = {"Prioritized", "RoundRobin", "BinPack", "BestFit"}
+    assert {row["strategy"] for row in rows} == strategies
     for row in rows:
         assert row["identical"] is True
         for figure in ("per_s", "bytes_per_workload", "release_per_s", "replace_per_s",
                        "drain_workloads_per_s", "remove_workloads_per_s", "ratio"):
             assert row[figure] >= 0
-    assert "BinPack" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "BinPack" in out and "BestFit" in out
 
 
 def test_growth_compares_each_strategy_with_its_smallest_plain_size():
