@@ -182,7 +182,9 @@ class Distributor:
     rebuilt from the :meth:`to_dict` snapshot, O(N x R + W x R).
     """
 
-    #: The strategy's name, as used in snapshots and JSON problems.
+    #: The strategy's name, as used in snapshots and JSON problems. A
+    #: subclass that sets it is registered under that name; one that only
+    #: inherits it is not (it would take the name from its parent).
     strategy: ClassVar[str] = ""
     #: Whether node choice uses the node index, ``pylighthouse.index`` (``False``
     #: keeps the plain scan, the readable statement of each strategy, which
@@ -197,7 +199,7 @@ class Distributor:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.strategy:
+        if cls.__dict__.get("strategy"):
             Distributor._strategies[cls.strategy] = cls
 
     def __init__(self, nodes: Iterable[NodeLike] = ()):

@@ -11,6 +11,7 @@ import pylighthouse.pylighthouse as lighthouse
 from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
                           InvalidInputError, InvalidTypeError, PrioritizedDistributor,
                           RoundRobinDistributor)
+from pylighthouse.distributors import distributor_class
 import reference
 from instances import RUBRICS, batches, clusters
 
@@ -248,3 +249,18 @@ def test_rubric_scores_like_the_reference_infinities_included(weights, quantitie
         assert got.is_nan()
     else:
         assert got == expected
+
+
+def test_a_subclass_that_keeps_its_parents_strategy_name_does_not_take_it_over():
+    class Local(lighthouse.PrioritizedDistributor):
+        pass
+
+    class Named(lighthouse.PrioritizedDistributor):
+        strategy = "LocalTestStrategy"
+
+    try:
+        assert distributor_class("Prioritized") is lighthouse.PrioritizedDistributor
+        assert distributor_class("localteststrategy") is Named
+        assert Local.from_list([]).to_dict()["strategy"] == "Prioritized"
+    finally:
+        del Distributor._strategies["LocalTestStrategy"]
