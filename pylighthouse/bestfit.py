@@ -16,7 +16,7 @@ from .model import Node, Workload
 from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
 from .rubric import Rubric
 
-__all__ = ["BestFitDistributor", "SHARES"]
+__all__ = ["BestFitDistributor", "SHARES", "SLACK"]
 
 #: The context in which BestFit's default score divides and adds shares:
 #: 28 significant digits (Python's default), rounding half to even. The
@@ -26,6 +26,10 @@ SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN,
                          traps=[decimal.InvalidOperation, decimal.DivisionByZero])
 
 RubricLike = Union[Rubric, Mapping[str, Any]]
+
+#: A call's second order is tried only when the first misses more than
+#: one in this many of its workloads beyond the misses a resource forces.
+SLACK = 100
 
 
 def largest_capacities(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Decimal]:
@@ -87,28 +91,33 @@ class BestFitDistributor(Distributor):
     skips nodes hosting a workload that shares a group with it, the second
     takes any node.
 
-    When largest first leaves any workload of the call unplaced, the call
-    is placed a second time from the same starting state, smallest first
+    When largest first leaves workloads of the call unplaced, the call may
+    be placed a second time from the same starting state, smallest first
     (ascending dominant share, equal shares in the order given), with the
     same node rule. The second placement is kept only when it leaves
     strictly fewer workloads unplaced; otherwise the first is restored
-    exactly, placement for placement. With ``all_or_nothing`` the call
-    succeeds when either order places every workload. ``remove_nodes``
-    re-places the displaced workloads the same way; ``drain`` moves a
-    node's workloads one by one, largest first, with no second order.
+    exactly, placement for placement. ``remove_nodes`` re-places the
+    displaced workloads the same way; ``drain`` moves a node's workloads
+    one by one, largest first, with no second order.
 
-    The second order is not tried when the first already misses no more
-    workloads than some resource forces: per resource that no workload of
-    the call asks less than zero of, the workloads asking for it (and not
+    The second order is tried only when the first leaves out more than
+    ``len(workloads) // SLACK`` workloads (:data:`SLACK` is 100; with
+    ``all_or_nothing``, more than none) beyond those some resource
+    forces out. The forced count: per resource that no workload of the
+    call asks less than zero of, the workloads asking for it (and not
     immune to it) can take at most what the open nodes had left of it
     before the call, summed over the nodes; at least as many of them as
     must be dropped, largest first, to fit within that sum find no node in
-    any order, so no order could place more.
+    any order. The largest such count over the resources is the forced
+    count. Every order misses at least that many, so skipping the second
+    order costs at most one workload in a hundred of the call (and none
+    with ``all_or_nothing``, which succeeds when either order places every
+    workload), for half the time of such a call.
 
     Cost: a call that places everything, whose workloads all have the
-    same dominant share, or whose misses a resource forces, costs one
-    placement per workload (and O(N x R + W log W) to count the forced
-    misses). One that leaves workloads out otherwise also costs the second
+    same dominant share, or whose first order misses few more than the
+    forced count, costs one placement per workload (and O(N x R + W log W)
+    to count the forced misses). One that leaves workloads out otherwise also costs the second
     placement, which stops once it has
     missed as many workloads as the first: on a copy of the state before
     the call when that state holds no more nodes and other workloads than
@@ -246,7 +255,11 @@ class BestFitDistributor(Distributor):
         # can then no longer place more.
         kept, missed = self._trial([loads[place] for place in largest],
                                    1 if all_or_nothing else None)
-        if missed and missed > self._fewest_misses(loads, kept):
+        # The second order can place at most the first's misses beyond those
+        # a resource forces: not worth a second placement of the call when
+        # they are few (all or nothing: when there is any).
+        slack = 0 if all_or_nothing else len(loads) // SLACK
+        if missed and missed - self._fewest_misses(loads, kept) > slack:
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:

@@ -77,11 +77,39 @@ class BestFitReference(Reference):
                 done.append((load, machine))
         return done, missed
 
+    def forced_misses(self, loads):
+        """How many of ``loads`` no order can place, as documented: per
+        resource no load asks less than zero of, the loads asking for it and
+        not immune to it, dropped largest first until their demand fits in
+        what the open machines have left of it (above zero), summed."""
+        most = 0
+        names = {key for load in loads for key in load.requirements}
+        for key in names:
+            if any(load.requirements.get(key, 0) < 0 for load in loads):
+                continue
+            needs = sorted((load.requirements[key] for load in loads
+                            if load.requirements.get(key, 0) > 0
+                            and key not in load.immunities), reverse=True)
+            left = sum(max(machine.remaining[key], 0) for machine in self.machines
+                       if key in machine.remaining and not machine.cordoned)
+            demand, dropped = sum(needs), 0
+            for needed in needs:
+                if demand <= left:
+                    break
+                demand -= needed
+                dropped += 1
+            most = max(most, dropped)
+        return most
+
     def place_call(self, loads, all_or_nothing):
-        """Largest first; if that leaves any out, smallest first from the
-        same start instead, kept only when it places strictly more."""
+        """Largest first; if that leaves out more than one load in a hundred
+        (any, all or nothing) beyond what a resource forces out, smallest
+        first from the same start instead, kept only when it places
+        strictly more."""
+        forced = self.forced_misses(loads)
         first, first_missed = self.trial(self.sequence(loads))
-        if first_missed:
+        slack = 0 if all_or_nothing else len(loads) // 100
+        if first_missed - forced > slack:
             for load, _ in reversed(first):
                 self.take(load.name)
             smallest = sorted(loads, key=lambda load: dominant_share(load, self.machines))

@@ -244,6 +244,35 @@ def test_the_second_order_is_skipped_when_a_resource_forces_the_misses():
     assert list(result.values()).count(None) == 1
 
 
+@pytest.mark.parametrize("tiny", [0, 200])
+def test_a_large_call_keeps_its_first_order_when_the_second_could_gain_little(tiny):
+    # Largest first leaves s1 and s2 out, one of them forced (7 cpu asked
+    # of 4): the second order could place one more. Alone (3 workloads, no
+    # slack) it is tried; among 200 more workloads (slack 203 // 100 = 2)
+    # it is not worth placing the call again.
+    nodes = [{"name": "n", "resources": {"cpu": 4}},
+             {"name": "spare", "resources": {"tiny": 1000}}]
+    loads = ([{"name": "big", "requirements": {"cpu": 3}},
+              {"name": "s1", "requirements": {"cpu": 2}},
+              {"name": "s2", "requirements": {"cpu": 2}}]
+             + [{"name": f"t{i}", "requirements": {"tiny": 1}} for i in range(tiny)])
+    distributor = BestFitDistributor.from_list(nodes)
+    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
+                           side_effect=BestFitDistributor._trial) as trial:
+        result = distributor.attempt_assign_loads(loads)
+    assert result == BestFitReference(nodes).assign(loads)
+    if tiny:
+        assert trial.call_count == 1
+        assert (result["big"], result["s1"], result["s2"]) == ("n", None, None)
+    else:
+        assert trial.call_count == 2
+        assert (result["big"], result["s1"], result["s2"]) == (None, "n", "n")
+    # All or nothing has no slack: the second order is tried (and fails).
+    distributor = BestFitDistributor.from_list(nodes)
+    assert set(distributor.attempt_assign_loads(loads, all_or_nothing=True).values()) == {None}
+    assert distributor.assignments == {}
+
+
 @CHECKED
 @given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
 def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
