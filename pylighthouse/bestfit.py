@@ -101,10 +101,11 @@ class BestFitDistributor(Distributor):
     one by one, largest first, with no second order.
 
     The second order is tried only when the first leaves out more than
-    ``len(workloads) // SLACK`` workloads (:data:`SLACK` is 100; with
-    ``all_or_nothing``, more than none) beyond those some resource
-    forces out. The forced count: per resource that no workload of the
-    call asks less than zero of, the workloads asking for it (and not
+    ``len(workloads) // SLACK`` workloads
+    (:data:`~pylighthouse.bestfit.SLACK` is 100; with ``all_or_nothing``,
+    more than none) beyond those some resource forces out. The forced
+    count: per resource that no workload of the call asks less than zero
+    of, the workloads asking for it (and not
     immune to it) can take at most what the open nodes had left of it
     before the call, summed over the nodes; at least as many of them as
     must be dropped, largest first, to fit within that sum find no node in
