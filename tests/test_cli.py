@@ -169,9 +169,12 @@ def test_python_dash_m_exit_codes_and_no_traceback():
 
 def test_serve_answers_over_http_and_stops_on_interrupt():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # SIGINT as a terminal leaves it (the test run may have it ignored, as a
+    # background job does, and a child would inherit that).
     process = subprocess.Popen(
         [sys.executable, "-m", "pylighthouse", "serve", "--host", "127.0.0.1", "--port", "0"],
-        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         banner = process.stderr.readline()
         port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))

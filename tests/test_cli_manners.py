@@ -150,9 +150,18 @@ def test_help_has_examples(args, capsys):
 
 # ----------------------------------------------------------------- serve
 
+def interruptible():
+    """In the server's process, before it starts: SIGINT back to its default.
+    A test run started as a background job has SIGINT ignored, which a child
+    inherits (Python then never raises KeyboardInterrupt); a server started
+    from a terminal has the default, and that is what these tests check."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def serving(*args):
     process = subprocess.Popen([sys.executable, "-m", "pylighthouse", "serve", "--port", "0",
-                                *args], cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True)
+                                *args], cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)
     banner = process.stderr.readline()
     return process, banner
 
