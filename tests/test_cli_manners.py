@@ -178,6 +178,25 @@ def stop(process):
 
 
 @pytest.mark.parametrize("server", ["wsgiref", "waitress"])
+def test_serve_stops_cleanly_on_sigterm(server):
+    if server == "waitress":
+        pytest.importorskip("waitress")
+    process, banner = serving("--server", server)
+    try:
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as answer:
+            assert json.loads(answer.read())["status"] == "ok"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=TIMEOUT) == 0
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(TIMEOUT)
+        process.stderr.close()
+
+
+@pytest.mark.parametrize("server", ["wsgiref", "waitress"])
 def test_serve_runs_on_the_server_asked_for(server):
     if server == "waitress":
         pytest.importorskip("waitress")
