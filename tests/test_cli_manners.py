@@ -166,15 +166,26 @@ def serving(*args):
     return process, banner
 
 
-def stop(process):
-    process.send_signal(signal.SIGINT)
+def stop(process, signum=signal.SIGINT):
+    """Stop the server with ``signum``; it must exit 0. Return what else it
+    wrote on standard error."""
+    process.send_signal(signum)
     try:
         assert process.wait(timeout=TIMEOUT) == 0
+        return process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(TIMEOUT)
         process.stderr.close()
+
+
+def healthy_port(banner):
+    """The port the banner names, once /health answers ok there."""
+    port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as answer:
+        assert json.loads(answer.read())["status"] == "ok"
+    return port
 
 
 @pytest.mark.parametrize("server", ["wsgiref", "waitress"])
@@ -183,17 +194,9 @@ def test_serve_stops_cleanly_on_sigterm(server):
         pytest.importorskip("waitress")
     process, banner = serving("--server", server)
     try:
-        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as answer:
-            assert json.loads(answer.read())["status"] == "ok"
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=TIMEOUT) == 0
-        assert "Traceback" not in process.stderr.read()
+        healthy_port(banner)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(TIMEOUT)
-        process.stderr.close()
+        assert "Traceback" not in stop(process, signal.SIGTERM)
 
 
 @pytest.mark.parametrize("server", ["wsgiref", "waitress"])
@@ -203,9 +206,7 @@ def test_serve_runs_on_the_server_asked_for(server):
     process, banner = serving("--server", server, "--max-work", "4")
     try:
         assert f"with {server} " in banner, banner
-        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as answer:
-            assert json.loads(answer.read())["status"] == "ok"
+        port = healthy_port(banner)
         body = json.dumps(problem(5)).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{port}/assign-workloads",
                                          data=body, method="POST")

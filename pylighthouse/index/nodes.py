@@ -18,8 +18,6 @@ The interface a strategy uses (all a distributor calls):
 * ``first_fit(workload, groups, start)``: the first node in order from
   rank ``start`` (wrapping around) that takes the workload, skipping nodes
   that host one of ``groups``;
-* ``fitting(workload)``: every open node that takes it, in order (for
-  strategies that weigh all candidates);
 * ``rank(slot)``, ``len(index)``, ``iter(index)`` (the nodes in order).
 
 A slot is any object with ``name``, ``node`` (its capacity in
@@ -219,9 +217,7 @@ class NodeIndex:
         shape = (tuple(requirements), workload.immunities)
         if self._fits_nowhere(shape, requirements):
             return None
-        plan = self._plans.get(shape)
-        if plan is None or plan.layout != self._layout:
-            plan = self._plan(shape, requirements)
+        plan = self._plan(shape, requirements)
         floats = {key: float(value) for key, value in requirements.items()}
         needed = tuple(requirements.values())
         low = self._key_at(start)
@@ -231,29 +227,6 @@ class NodeIndex:
         if found is None and not groups:
             self._remember_nowhere(shape, requirements)
         return found
-
-    def fitting(self, workload: Workload) -> Iterator[Any]:
-        """Every open node where ``workload`` fits, in order.
-
-        Cost: that of :meth:`first_fit` for each node yielded.
-        """
-        low = None
-        while True:
-            slot = self._next_fit(workload, low)
-            if slot is None:
-                return
-            yield slot
-            low = _after(slot.key)
-
-    def _next_fit(self, workload: Workload, low: Any) -> Optional[Any]:
-        requirements = workload.requirements
-        shape = (tuple(requirements), workload.immunities)
-        plan = self._plans.get(shape)
-        if plan is None or plan.layout != self._layout:
-            plan = self._plan(shape, requirements)
-        floats = {key: float(value) for key, value in requirements.items()}
-        return self._earliest(plan, floats, workload, NO_GROUPS, low, None, shape,
-                              tuple(requirements.values()))
 
     @staticmethod
     def _earliest(plan: Plan, floats: Mapping[str, float], workload: Workload,
@@ -273,9 +246,13 @@ class NodeIndex:
         return best
 
     def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
-        if len(self._plans) >= MAX_SHAPES:
-            self._plans.clear()
-        plan = self._plans[shape] = make_plan(self._classes, requirements, shape[1], self._layout)
+        """The shape's plan: the one kept, made again once the classes changed."""
+        plan = self._plans.get(shape)
+        if plan is None or plan.layout != self._layout:
+            if len(self._plans) >= MAX_SHAPES:
+                self._plans.clear()
+            plan = self._plans[shape] = make_plan(self._classes, requirements, shape[1],
+                                                  self._layout)
         return plan
 
     # ---------------------------------------------------- fitting nowhere
@@ -300,24 +277,3 @@ class NodeIndex:
         if len(known) >= MAX_FAILED:
             del known[0]
         known.append(tuple(requirements.values()))
-
-
-class _after:
-    """An order key just above ``key``: compares above it and below the next."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: Any):
-        self.key = key
-
-    def __lt__(self, other: Any) -> bool:
-        return bool(self.key < other)
-
-    def __le__(self, other: Any) -> bool:
-        return bool(self.key < other)
-
-    def __gt__(self, other: Any) -> bool:
-        return bool(self.key >= other)
-
-    def __ge__(self, other: Any) -> bool:
-        return bool(self.key >= other)

@@ -126,6 +126,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         cols = block.cols
         values = cols[lead]
         others = [(cols[key], threshold) for key, threshold in rest]
+        # The two stages of _passing, written out: a generator per block
+        # looked inside costs more than this loop on the slowest mixes.
         for position in compress(count(start), map(ge, islice(values, start, None)
                                                    if start else values, repeat(least))):
             for column, threshold in others:
@@ -135,11 +137,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 slot = slots[position]
                 if high is not None and slot.key >= high:
                     return None
-                if slot.cordoned:
-                    continue
-                if groups and not slot.groups.keys().isdisjoint(groups):
-                    continue  # averse: refused for these groups
-                if check_fit(slot.remaining, workload) is None:
+                if _acceptable(slot, workload, groups):
                     return slot
         if whole:
             stamps[index] = versions[index]
