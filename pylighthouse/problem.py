@@ -565,12 +565,9 @@ class _Reader:
             else:
                 self.errors.append(error)
             return None
-        if quantity.is_infinite():
-            if finite:
-                self.fail(InvalidInputError, path,
-                          f"must be a finite number, got {_describe(value)}")
-                return None
-            return quantity
+        if finite and quantity.is_infinite():
+            self.fail(InvalidInputError, path, f"must be a finite number, got {_describe(value)}")
+            return None
         return quantity  # (to_quantity has checked its range)
 
     def quantities(self, value: Any, path: str, finite: bool) -> Optional[Dict[str, Decimal]]:
