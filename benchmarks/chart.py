@@ -22,14 +22,16 @@ def draw(rows: List[Dict[str, Any]], target: str) -> None:
     plt.rcParams["svg.hashsalt"] = "pylighthouse"  # the same file for the same rows
     sizes = sorted({row["size"] for row in rows}, key=lambda size: int(size.split("x")[0]))
     mixes = sorted({row["mix"] for row in rows})
-    strategies = ["Prioritized", "RoundRobin", "BinPack"]
+    known = ["Prioritized", "RoundRobin", "BinPack", "BestFit"]
+    strategies = [name for name in known if any(row["strategy"] == name for row in rows)]
     figure, axes = plt.subplots(len(sizes), 1, figsize=(9, 3.2 * len(sizes)), squeeze=False)
     width = 0.8 / len(strategies)
     for axis, size in zip(axes[:, 0], sizes):
         for at, strategy in enumerate(strategies):
             found = {row["mix"]: row for row in rows
                      if row["size"] == size and row["strategy"] == strategy}
-            xs = [index + (at - 1) * width for index, mix in enumerate(mixes) if mix in found]
+            xs = [index + (at - (len(strategies) - 1) / 2) * width
+                  for index, mix in enumerate(mixes) if mix in found]
             speeds = [found[mix]["per_s"] / 1000 for mix in mixes if mix in found]
             plain = [found[mix]["plain_per_s"] / 1000 for mix in mixes if mix in found]
             axis.bar(xs, speeds, width, label=strategy)
@@ -40,7 +42,7 @@ def draw(rows: List[Dict[str, Any]], target: str) -> None:
         axis.set_ylabel("thousand workloads/s")
         axis.set_title(f"{size} (nodes x workloads); tick: the same problem without "
                        "features; dashed: 30,000/s", fontsize=9)
-    axes[0, 0].legend(fontsize=8, ncol=3)
+    axes[0, 0].legend(fontsize=8, ncol=len(strategies))
     figure.tight_layout()
     figure.savefig(target, format="svg", metadata={"Date": None})
 

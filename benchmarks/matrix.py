@@ -44,7 +44,7 @@ sys.path[:0] = [os.path.dirname(HERE), HERE]
 import mixes  # noqa: E402
 import pylighthouse as lighthouse  # noqa: E402
 
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack")
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
 FULL_SIZES = ("1000x10000", "10000x100000")
 QUICK_SIZES = ("60x600",)
 PROBES = 300  # workloads per probe batch (nowhere, grouped, rare, pinned, plain)

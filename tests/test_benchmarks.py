@@ -135,3 +135,11 @@ def test_a_tiny_matrix_run_reports_every_figure(capsys):
     assert all("rare" in row and "pinned" in row for row in rows if row["mix"] == "all")
     out = capsys.readouterr().out
     assert "all RoundRobin: cost per workload 40x300 over 30x200" in out
+
+
+def test_the_matrix_runs_every_strategy_by_default(capsys):
+    import matrix
+    rows = matrix.main(["--sizes", "30x200", "--mixes", "types"])
+    assert [row["strategy"] for row in rows] == ["Prioritized", "RoundRobin", "BinPack",
+                                                 "BestFit"]
+    assert all(row["per_s"] > 0 for row in rows)
