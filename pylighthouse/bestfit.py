@@ -105,21 +105,21 @@ class BestFitDistributor(Distributor):
     (:data:`~pylighthouse.bestfit.SLACK` is 100; with ``all_or_nothing``,
     more than none) beyond those some resource forces out. The forced
     count: per resource that no workload of the call asks less than zero
-    of, the workloads asking for it (and not
-    immune to it) can take at most what the open nodes had left of it
-    before the call, summed over the nodes; at least as many of them as
-    must be dropped, largest first, to fit within that sum find no node in
-    any order. The largest such count over the resources is the forced
-    count. Every order misses at least that many, so skipping the second
-    order costs at most one workload in a hundred of the call (and none
-    with ``all_or_nothing``, which succeeds when either order places every
-    workload), for half the time of such a call.
+    of, the workloads asking for it (and not immune to it) can take at
+    most what the open nodes had left of it before the call, summed over
+    the nodes; at least as many of them as must be dropped, largest first,
+    to fit within that sum find no node in any order. The largest such
+    count over the resources is the forced count. Every order misses at
+    least that many, so skipping the second order costs at most one
+    workload in a hundred of the call (and none with ``all_or_nothing``,
+    which succeeds when either order places every workload), for half the
+    time of such a call.
 
     Cost: a call that places everything, whose workloads all have the
     same dominant share, or whose first order misses few more than the
     forced count, costs one placement per workload (and O(N x R + W log W)
-    to count the forced misses). One that leaves workloads out otherwise also costs the second
-    placement, which stops once it has
+    to count the forced misses). One that leaves workloads out otherwise
+    also costs the second placement, which stops once it has
     missed as many workloads as the first: on a copy of the state before
     the call when that state holds no more nodes and other workloads than
     the call placed (O((N + placed) x R log N) to build), else after
