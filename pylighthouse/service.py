@@ -16,19 +16,17 @@ a request over one of the :class:`Limits` 413, another method 405 (with
 without a body. Each request builds its own distributor: nothing is shared
 between requests.
 """
-import contextlib
 import importlib
 import json
 import os
 import re
-import signal
 import socket
 import socketserver
 import sys
 import threading
 import traceback
 from importlib.resources import files
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 import attr
@@ -431,10 +429,7 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
           max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, *,
           limits: Optional[Limits] = None, server: str = "auto",
           timeout: float = 30.0, max_connections: int = 256) -> None:
-    """Serve the application until interrupted (Ctrl-C) or sent SIGTERM, logging
-    requests to stderr; either way it returns normally (exit status 0 from
-    the command line). SIGTERM is only caught when called from the main
-    thread; its previous handler is put back on return.
+    """Serve the application until interrupted (Ctrl-C), logging requests to stderr.
 
     ``server``: ``"waitress"``, ``"wsgiref"`` or ``"auto"`` (waitress when
     it is installed, ``pip install pylighthouse[serve]``, else wsgiref).
@@ -445,31 +440,6 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
     """
     if server not in ("auto", "waitress", "wsgiref"):
         raise ValueError(f"server: expected auto, waitress or wsgiref, got {server!r}")
-    with _terminate_as_interrupt():
-        _serve(host, port, max_body_bytes, limits, server, timeout, max_connections)
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (what service managers and container runtimes send to stop a
-    process) raises KeyboardInterrupt, as Ctrl-C does, while inside."""
-    if threading.current_thread() is not threading.main_thread() \
-            or not hasattr(signal, "SIGTERM"):
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _serve(host: str, port: int, max_body_bytes: int, limits: Optional[Limits], server: str,
-           timeout: float, max_connections: int) -> None:
     if server != "wsgiref":
         try:
             waitress = importlib.import_module("waitress.server")  # the optional extra
