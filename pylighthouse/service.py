@@ -304,9 +304,16 @@ class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
             _refuse(request, 503, "too many connections; try again shortly")
             self.shutdown_request(request)
             return
+        # ThreadingMixIn's start, with the slot given back only when no
+        # thread started (the thread gives it back when it ends). A Ctrl-C
+        # that lands while start() waits for the new thread must stop the
+        # server: giving the slot back twice there raised ValueError, which
+        # socketserver logs and serves on, so the interrupt was lost.
+        thread = threading.Thread(target=self.process_request_thread,
+                                  args=(request, client_address), daemon=True)
         try:
-            super().process_request(request, client_address)
-        except BaseException:
+            thread.start()
+        except RuntimeError:  # no thread could be started
             self._slots.release()
             raise
 

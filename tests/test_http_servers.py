@@ -17,6 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -331,6 +332,65 @@ def test_connections_over_the_cap_get_503_and_the_server_recovers():
             time.sleep(0.1)
     finally:
         stop_bundled(httpd, thread)
+
+
+def accepted(httpd):
+    """A client socket and the server's side of it, accepted but not served."""
+    client = socket.create_connection(("127.0.0.1", httpd.server_port), timeout=TIMEOUT)
+    request, address = httpd.get_request()
+    return client, request, address
+
+
+def slots_free(httpd, count):
+    deadline = time.monotonic() + TIMEOUT
+    while httpd._slots._value != count:  # (threading.BoundedSemaphore's count)
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_an_interrupt_while_a_connection_thread_starts_stops_the_server():
+    # Ctrl-C landing while start() waits for the new thread: the interrupt
+    # must come out (socketserver serves on after any Exception), and the
+    # slot is given back once, by the thread.
+    httpd = make_wsgi_server("127.0.0.1", 0, quiet=True, limits=LIMITS, timeout=1.0,
+                             max_connections=2)
+    start = threading.Thread.start
+
+    def started_then_interrupted(thread):
+        start(thread)
+        raise KeyboardInterrupt
+
+    failures = []
+    try:
+        client, request, address = accepted(httpd)
+        with mock.patch.object(threading, "excepthook",
+                               lambda failure: failures.append(failure.exc_value)):
+            with mock.patch.object(threading.Thread, "start", started_then_interrupted):
+                with pytest.raises(KeyboardInterrupt):
+                    httpd.process_request(request, address)
+            client.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+            assert b" 200 " in client.recv(65536)
+            client.close()
+            slots_free(httpd, 2)
+            time.sleep(0.2)  # the thread ends after giving its slot back
+        assert failures == []  # (given back twice: ValueError in the thread)
+    finally:
+        httpd.server_close()
+
+
+def test_a_connection_thread_that_cannot_start_gives_its_slot_back():
+    httpd = make_wsgi_server("127.0.0.1", 0, quiet=True, limits=LIMITS, max_connections=2)
+    try:
+        client, request, address = accepted(httpd)
+        with mock.patch.object(threading.Thread, "start",
+                               side_effect=RuntimeError("can't start new thread")):
+            with pytest.raises(RuntimeError):
+                httpd.process_request(request, address)
+        request.close()
+        client.close()
+        slots_free(httpd, 2)
+    finally:
+        httpd.server_close()
 
 
 @pytest.mark.parametrize("data, status", [
