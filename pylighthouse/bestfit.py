@@ -28,7 +28,9 @@ SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN,
 RubricLike = Union[Rubric, Mapping[str, Any]]
 
 #: A call's second order is tried only when the first misses more than
-#: one in this many of its workloads beyond the misses a resource forces.
+#: one in this many of its workloads beyond the misses a resource forces;
+#: and the order given only when the first uses more than one in this many
+#: new nodes beyond the fewest its demand needs.
 SLACK = 100
 
 
@@ -115,16 +117,40 @@ class BestFitDistributor(Distributor):
     which succeeds when either order places every workload), for half the
     time of such a call.
 
-    Cost: a call that places everything, whose workloads all have the
-    same dominant share, or whose first order misses few more than the
-    forced count, costs one placement per workload (and O(N x R + W log W)
-    to count the forced misses). One that leaves workloads out otherwise
-    also costs the second placement, which stops once it has
-    missed as many workloads as the first: on a copy of the state before
-    the call when that state holds no more nodes and other workloads than
-    the call placed (O((N + placed) x R log N) to build), else after
-    undoing the first placement and, if the first stays, restoring it; up
-    to about three times the cost of one placement in all.
+    When largest first places every workload of the call but puts
+    workloads on more *new* nodes (nodes that held none before the call)
+    than the call needs, the call is placed a second time from the same
+    starting state, in the order given, with the same node rule. That
+    placement is kept only when it too places every workload, on strictly
+    fewer new nodes; otherwise the first is restored exactly. Largest first
+    keeps workloads of one size together, and on nodes of a few shapes
+    that can fill one resource of a node while another stays empty; the
+    order given mixes them. "More than needed" means more than the
+    *new-node bound* plus ``bound // SLACK``: per resource that no
+    workload of the call asks less than zero of, the demand of the
+    workloads asking for it (and not immune to it), less what the nodes
+    holding workloads before the call had left of it (above zero), must be
+    covered by new nodes, at least as many as it takes with the largest
+    rooms first (above zero; all of them if they cannot cover it); the
+    largest such count over the resources (cordoned nodes take nothing).
+    No placement can use fewer new nodes than the bound.
+
+    Cost: a call whose workloads all have the same dominant share, whose
+    first order misses few more than the forced count, or places
+    everything on few enough new nodes costs one placement per workload
+    (and O(N x R + W log W) to count the forced misses or the bound). One
+    that leaves workloads out otherwise also costs the second placement,
+    which stops once it has missed as many workloads as the first: on a
+    copy of the state before the call when that state holds no more nodes
+    and other workloads than the call placed (O((N + placed) x R log N) to
+    build), else after undoing the first placement and, if the first
+    stays, restoring it; up to about three times the cost of one placement
+    in all. One that places everything on more new nodes also costs
+    undoing it and the placement in the order given, which stops at its
+    first miss or once it has used as many new nodes as the first (and,
+    if the first stays, undoing that and restoring the first): two to
+    three times one placement. On clusters of mixed node sizes the bound
+    is loose, so most calls that place everything pay for it.
 
     Raises (constructor):
         InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
@@ -254,8 +280,8 @@ class BestFitDistributor(Distributor):
         # All or nothing: a trial gives up at its first miss. Otherwise the
         # second trial gives up once it has missed as many as the first: it
         # can then no longer place more.
-        kept, missed = self._trial([loads[place] for place in largest],
-                                   1 if all_or_nothing else None)
+        kept, missed, opened = self._trial([loads[place] for place in largest],
+                                           1 if all_or_nothing else None)
         # The second order can place at most the first's misses beyond those
         # a resource forces: not worth a second placement of the call when
         # they are few (all or nothing: when there is any).
@@ -264,35 +290,114 @@ class BestFitDistributor(Distributor):
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
-                order = [loads[place] for place in smallest]
-                if len(self._slots) + len(self._where) - len(kept) <= len(kept):
-                    # Cheaper than undoing: try it on a copy of the state
-                    # before the call, and redo it here only if it wins.
-                    copy = self._copy_without(loads)
-                    trial, second_missed = copy._trial(order, missed)
-                    if second_missed < missed:
-                        self._undo(kept)
-                        kept, missed = [(load, self._slots[slot.name])
-                                        for load, slot in trial], second_missed
-                        for load, slot in kept:
-                            self._place(load, slot)
-                else:
-                    self._undo(kept)
-                    second, second_missed = self._trial(order, missed)
-                    if second_missed < missed:
-                        kept, missed = second, second_missed
-                    else:
-                        self._undo(second)
-                        if all_or_nothing:
-                            return result
-                        for load, slot in kept:
-                            self._place(load, slot)
+                found = self._instead(loads, kept, [loads[place] for place in smallest],
+                                      missed, None)
+                if found is not None:
+                    kept, missed = found
+        elif not missed and opened:
+            bound = self._fewest_openings(loads, kept)
+            if opened > bound + bound // SLACK:
+                # Everything placed, on more new nodes than needed: the order
+                # given mixes workloads of every shape on each node, which
+                # largest first does not; it may need fewer.
+                found = self._instead(loads, kept, loads, 1, opened)
+                if found is not None:
+                    kept, missed = found
         if missed and all_or_nothing:
             self._undo(kept)
             return result
         for load, slot in kept:
             result[load.name] = slot.name
         return result
+
+    def _instead(self, loads: List[Workload], kept: List[Tuple[Workload, _Slot]],
+                 order: List[Workload], give_up: int, openings: Optional[int],
+                 ) -> Optional[Tuple[List[Tuple[Workload, _Slot]], int]]:
+        """Place the call's ``loads`` again, in ``order``, from the state
+        before the call (``kept``: the call's placements so far). The new
+        placement stays if it misses fewer than ``give_up`` workloads and,
+        when ``openings`` is given, misses none and puts workloads on fewer
+        than ``openings`` nodes that held none: then returns it and its
+        misses. Otherwise the state is as it was (``kept`` placed) and the
+        result is ``None``. Cost: up to two placements of the call, or one
+        and a copy of the state when the state holds little else."""
+        def better(missed: int, opened: int) -> bool:
+            if openings is None:
+                return missed < give_up
+            return not missed and opened < openings
+        if openings is None and len(self._slots) + len(self._where) - len(kept) <= len(kept):
+            # Cheaper than undoing: try it on a copy of the state before the
+            # call, and redo it here only if it wins.
+            copy = self._copy_without(loads)
+            trial, missed, opened = copy._trial(order, give_up, openings)
+            if not better(missed, opened):
+                return None
+            self._undo(kept)
+            placed = [(load, self._slots[slot.name]) for load, slot in trial]
+            for load, slot in placed:
+                self._place(load, slot)
+            return placed, missed
+        self._undo(kept)
+        second, missed, opened = self._trial(order, give_up, openings)
+        if better(missed, opened):
+            return second, missed
+        self._undo(second)
+        for load, slot in kept:
+            self._place(load, slot)
+        return None
+
+    def _fewest_openings(self, loads: List[Workload],
+                         kept: List[Tuple[Workload, _Slot]]) -> int:
+        """How many nodes that held no workload before the call must take
+        some of ``loads``, at least (``kept``: the call's placements so far).
+
+        Per resource that no workload of the call asks less than zero of:
+        the demand of the workloads asking for it (and not immune to it),
+        less what the nodes holding workloads before the call had left of
+        it (above zero), must come from nodes that held none, at least as
+        many of them as it takes to cover it, the largest first. The
+        largest such count over the resources; cordoned nodes take nothing.
+        Cost: O(N x R + W x R + N log N per resource asked)."""
+        demand: Dict[str, Decimal] = {}
+        negative = set()
+        for load in loads:
+            for key, needed in load.requirements.items():
+                if needed < ZERO:
+                    negative.add(key)
+                elif needed > ZERO and key not in load.immunities:
+                    demand[key] = demand.get(key, ZERO) + needed
+        for key in negative:
+            demand.pop(key, None)
+        placed: Dict[str, List[Workload]] = {}
+        for load, slot in kept:
+            placed.setdefault(slot.name, []).append(load)
+        fewest = 0
+        for key, needed in demand.items():
+            used = ZERO
+            empty: List[Decimal] = []
+            for slot in self._slots.values():
+                here = slot.remaining.get(key)
+                if here is None or slot.cordoned:
+                    continue
+                mine = placed.get(slot.name, ())
+                for load in mine:
+                    here += load.requirements.get(key, ZERO)
+                if here <= ZERO:
+                    continue
+                if len(slot.workloads) > len(mine):
+                    used += here
+                else:
+                    empty.append(here)
+            count = 0
+            if needed > used:
+                needed -= used
+                for here in sorted(empty, reverse=True):
+                    count += 1
+                    needed -= here
+                    if needed <= ZERO:
+                        break
+            fewest = max(fewest, count)
+        return fewest
 
     def _fewest_misses(self, loads: List[Workload],
                        kept: List[Tuple[Workload, _Slot]]) -> int:
@@ -359,13 +464,16 @@ class BestFitDistributor(Distributor):
                 copy._put(slot.workloads[name], copy._slots[slot.name])
         return copy
 
-    def _trial(self, order: List[Workload],
-               give_up: Optional[int]) -> Tuple[List[Tuple[Workload, _Slot]], int]:
+    def _trial(self, order: List[Workload], give_up: Optional[int],
+               openings: Optional[int] = None,
+               ) -> Tuple[List[Tuple[Workload, _Slot]], int, int]:
         """Place ``order`` one by one, each on the node :meth:`_choose` picks;
-        stop once ``give_up`` workloads (if given) found no node. Returns the
-        placements made, in order, and how many workloads found no node."""
+        stop once ``give_up`` workloads (if given) found no node, or once
+        ``openings`` (if given) nodes that held no workload took one. Returns
+        the placements made, in order, how many workloads found no node and
+        how many nodes that held none took one."""
         placed = []
-        missed = 0
+        missed = opened = 0
         for load in order:
             slot = self._choose(load)
             if slot is None:
@@ -373,9 +481,13 @@ class BestFitDistributor(Distributor):
                 if missed == give_up:
                     break
                 continue
+            if not slot.workloads:
+                opened += 1
             self._place(load, slot)
             placed.append((load, slot))
-        return placed, missed
+            if opened == openings:
+                break
+        return placed, missed, opened
 
     def _undo(self, placed: List[Tuple[Workload, _Slot]]) -> None:
         """Take back ``placed`` (a trial's placements), last first: the nodes

@@ -101,12 +101,47 @@ class BestFitReference(Reference):
             most = max(most, dropped)
         return most
 
+    def fewest_openings(self, loads, empty):
+        """How many of the ``empty`` machines (those holding no load before
+        the call) must take a load, at least, as documented: per resource no
+        load asks less than zero of, the demand of the loads asking for it
+        and not immune to it, less what the other open machines have left of
+        it (above zero), covered by the empty ones' room (above zero),
+        largest first; all of those if they cannot cover it."""
+        most = 0
+        names = {key for load in loads for key in load.requirements}
+        for key in names:
+            if any(load.requirements.get(key, 0) < 0 for load in loads):
+                continue
+            demand = sum(load.requirements[key] for load in loads
+                         if load.requirements.get(key, 0) > 0
+                         and key not in load.immunities)
+            if not demand:
+                continue
+            rooms = {id(machine): max(machine.remaining[key], 0) for machine in self.machines
+                     if key in machine.remaining and not machine.cordoned}
+            demand -= sum(room for ident, room in rooms.items() if ident not in empty)
+            count = 0
+            for room in sorted((room for ident, room in rooms.items()
+                                if ident in empty and room > 0), reverse=True):
+                if demand <= 0:
+                    break
+                demand -= room
+                count += 1
+            most = max(most, count)
+        return most
+
     def place_call(self, loads, all_or_nothing):
         """Largest first; if that leaves out more than one load in a hundred
         (any, all or nothing) beyond what a resource forces out, smallest
         first from the same start instead, kept only when it places
-        strictly more."""
+        strictly more. If it places everything on more than the fewest
+        machines that held nothing before, plus one in a hundred of those,
+        the order given from the same start instead, kept only when it
+        places everything on strictly fewer such machines."""
         forced = self.forced_misses(loads)
+        empty = {id(machine) for machine in self.machines if not machine.loads}
+        bound = self.fewest_openings(loads, empty)
         first, first_missed = self.trial(self.sequence(loads))
         slack = 0 if all_or_nothing else len(loads) // 100
         if first_missed - forced > slack:
@@ -121,6 +156,19 @@ class BestFitReference(Reference):
                     self.take(load.name)
                 for load, machine in first:
                     self.put(machine, load)
+        elif not first_missed:
+            opened = len({id(machine) for _, machine in first} & empty)
+            if opened > bound + bound // 100:
+                for load, _ in reversed(first):
+                    self.take(load.name)
+                second, second_missed = self.trial(loads)
+                if not second_missed and len({id(m) for _, m in second} & empty) < opened:
+                    first = second
+                else:
+                    for load, _ in reversed(second):
+                        self.take(load.name)
+                    for load, machine in first:
+                        self.put(machine, load)
         if all_or_nothing and first_missed:
             for load, _ in reversed(first):
                 self.take(load.name)
