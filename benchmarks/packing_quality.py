@@ -5,6 +5,7 @@ Run from the repository root::
     python benchmarks/packing_quality.py            # the table in docs/strategies.rst
     python benchmarks/packing_quality.py --quick    # a smoke run (seconds)
     python benchmarks/packing_quality.py --speed    # the speed column only
+    python benchmarks/packing_quality.py --orders   # BestFit's order given, on mixes
 
 Three measures, each on several seeds, reported at the worst seed:
 
@@ -26,8 +27,15 @@ Three measures, each on several seeds, reported at the worst seed:
   end to end (from the dicts to the result). The strategies run in turn
   inside one process, ``--repeat`` rounds, and the median is reported, so
   the figures compare under the same load.
+
+``--orders`` measures what BestFit's placement in the order given (tried
+when largest first used more new nodes than the call's demand needs)
+gains and costs on the benchmark matrix's mixes (:mod:`mixes`): nodes
+used, workloads left out and time, each problem placed with it and
+without it (the bound patched out), alternately, the best of two runs.
 """
 import argparse
+import contextlib
 import gc
 import math
 import os
@@ -36,10 +44,12 @@ import statistics
 import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
+import mixes  # noqa: E402
 import problems  # noqa: E402
 import pylighthouse as lighthouse  # noqa: E402
 
@@ -126,6 +136,38 @@ def speeds(strategies: Sequence[str], node_count: int, workload_count: int,
             for strategy, found in times.items()}
 
 
+def orders(node_count: int, mix_names: Sequence[str]) -> List[Dict[str, Any]]:
+    """Per mix (with its features and stripped of them): BestFit's nodes
+    used, workloads left out and seconds, with and without its placement
+    in the order given; printed as they come."""
+    rows = []
+    for mix in mix_names:
+        for stripped in (False, True):
+            problem = mixes.problem(mix, node_count, 10 * node_count)
+            if stripped:
+                problem = mixes.strip(problem)
+            found: Dict[bool, List[Tuple[float, int, int]]] = {True: [], False: []}
+            for given in (True, False, True, False):
+                gc.collect()
+                with contextlib.nullcontext() if given else mock.patch.object(
+                        lighthouse.BestFitDistributor, "_fewest_openings", return_value=10 ** 9):
+                    start = time.process_time()
+                    distributor = build("BestFit", problem[0])
+                    result = distributor.attempt_assign_loads(problem[1])
+                    seconds = time.process_time() - start
+                used = sum(1 for state in distributor.node_states() if state.workloads)
+                found[given].append((seconds, used, list(result.values()).count(None)))
+            (on, used, missed), (off, used_off, missed_off) = (
+                min(found[True]), min(found[False]))
+            row = {"mix": mix, "stripped": stripped, "nodes": used, "nodes_without": used_off,
+                   "missed": missed, "missed_without": missed_off, "time_ratio": on / off}
+            rows.append(row)
+            print(f"{mix:>11} {'stripped' if stripped else 'features':>8}: nodes "
+                  f"{used_off} -> {used} ({used / used_off - 1:+.1%}), left out "
+                  f"{missed_off} -> {missed}, time x{on / off:.2f}", flush=True)
+    return rows
+
+
 def measure(args: argparse.Namespace) -> Dict[str, Dict[str, Any]]:
     """Every figure of the table, per strategy."""
     rows: Dict[str, Dict[str, Any]] = {}
@@ -192,6 +234,10 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--speed", action="store_true",
                         help="only the speed column, each round printed")
+    parser.add_argument("--orders", action="store_true",
+                        help="BestFit with and without its order given, on the matrix's mixes")
+    parser.add_argument("--orders-nodes", type=int, default=3000,
+                        help="nodes of each mix for --orders (ten workloads a node)")
     args = parser.parse_args(argv)
     sizes = dict(nodes=1000, workloads=2000, small_nodes=100, small_workloads=200,
                  small_seeds=20, over_nodes=1000, over_workloads=10000,
@@ -204,6 +250,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     for key, value in sizes.items():
         setattr(args, key, value)
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)
+    if args.orders:
+        rows = orders(60 if args.quick else args.orders_nodes, sorted(mixes.MIXES))
+        return {f"{row['mix']}{' stripped' if row['stripped'] else ''}": row for row in rows}
     if args.speed:
         found = speeds(args.strategies, args.speed_nodes, args.speed_workloads, args.repeat,
                        verbose=True)

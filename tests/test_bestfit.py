@@ -545,3 +545,19 @@ def test_the_packing_quality_benchmark_measures_speed_alone_against_prioritized(
     assert all(row["per_s"] > 0 for row in rows.values())
     out = capsys.readouterr().out
     assert "round 1: Prioritized" in out and "(1.000x)" in out and "list-table" not in out
+
+
+def test_the_order_given_never_costs_nodes_or_placements_on_the_matrix_mixes(capsys):
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import mixes
+    import packing_quality
+
+    rows = packing_quality.main(["--quick", "--orders"])
+    assert len(rows) == 2 * len(mixes.MIXES)
+    for row in rows.values():
+        assert row["missed"] == row["missed_without"]
+        assert row["nodes"] <= row["nodes_without"]
+    # It gains on some mix (at 60 nodes, on most stripped ones).
+    assert any(row["nodes"] < row["nodes_without"] for row in rows.values())
+    assert "types stripped: nodes" in capsys.readouterr().out
