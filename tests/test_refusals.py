@@ -6,10 +6,12 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pylighthouse import BestFitDistributor
 from pylighthouse.index.blocks import NodeClass
 from reference import Reference
+from reference_bestfit import BestFitReference
 from test_differential import assert_same_state, run, run_reference
-from test_index import check_index, make
+from test_index import check_index, make, settings_of
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
 
@@ -177,5 +179,37 @@ def test_distinct_vectors_decide_like_the_reference(strategy, sizes, steps, bloc
         else:
             operation = (kind, rng.choice(names))
         assert run(operation, fast) == run_reference(operation, reference), operation
+        assert_same_state(fast, reference)
+    check_index(fast)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(strategy=st.sampled_from(["BinPack", "BestFit"]), sizes=CLUSTER,
+       calls=st.lists(st.lists(st.tuples(QUANTITY, QUANTITY, st.booleans()),
+                               min_size=1, max_size=10), min_size=1, max_size=6),
+       block=st.sampled_from([1, 2, 3]))
+def test_nodes_that_move_to_another_block_decide_like_the_reference(strategy, sizes, calls,
+                                                                    block):
+    """Nodes re-ranked by their room move between blocks (of one to three
+    nodes), taking their columns along: decisions stay the reference's, also
+    for workloads immune to a resource they ask for (a node short of it
+    still takes them)."""
+    nodes = [{"name": f"n{at}", "resources": {"cpu": cpu / 10, "mem": mem / 10}}
+             for at, (cpu, mem) in enumerate(sizes)]
+    if strategy == "BinPack":
+        fast = make(strategy, nodes, {"cpu": 1, "mem": 0.5}, True, block)
+        reference = Reference(strategy, nodes, {"cpu": 1, "mem": 0.5})
+    else:
+        with settings_of(True, block):
+            fast = BestFitDistributor.from_list(nodes)
+        reference = BestFitReference(nodes)
+    made = 0
+    for loads in calls:
+        batch = []
+        for cpu, mem, immune in loads:
+            batch.append({"name": f"w{made}", "requirements": {"cpu": cpu, "mem": mem},
+                          "immunities": ["mem"] if immune else []})
+            made += 1
+        assert fast.attempt_assign_loads(batch) == reference.assign(batch)
         assert_same_state(fast, reference)
     check_index(fast)
