@@ -291,9 +291,11 @@ class BestFitDistributor(Distributor):
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
                 found = self._instead(loads, kept, [loads[place] for place in smallest],
-                                      missed, None)
+                                      missed, None, not all_or_nothing)
                 if found is not None:
                     kept, missed = found
+                elif all_or_nothing:  # neither placed everything: all undone
+                    return result
         elif not missed and opened:
             bound = self._fewest_openings(loads, kept)
             if opened > bound + bound // SLACK:
@@ -312,15 +314,17 @@ class BestFitDistributor(Distributor):
 
     def _instead(self, loads: List[Workload], kept: List[Tuple[Workload, _Slot]],
                  order: List[Workload], give_up: int, openings: Optional[int],
+                 restore: bool = True,
                  ) -> Optional[Tuple[List[Tuple[Workload, _Slot]], int]]:
         """Place the call's ``loads`` again, in ``order``, from the state
         before the call (``kept``: the call's placements so far). The new
         placement stays if it misses fewer than ``give_up`` workloads and,
         when ``openings`` is given, misses none and puts workloads on fewer
         than ``openings`` nodes that held none: then returns it and its
-        misses. Otherwise the state is as it was (``kept`` placed) and the
-        result is ``None``. Cost: up to two placements of the call, or one
-        and a copy of the state when the state holds little else."""
+        misses. Otherwise the state is as it was (``kept`` placed; without
+        ``restore``, as before the call) and the result is ``None``. Cost: up
+        to two placements of the call, or one and a copy of the state when
+        the state holds little else."""
         def better(missed: int, opened: int) -> bool:
             if openings is None:
                 return missed < give_up
@@ -331,6 +335,8 @@ class BestFitDistributor(Distributor):
             copy = self._copy_without(loads)
             trial, missed, opened = copy._trial(order, give_up, openings)
             if not better(missed, opened):
+                if not restore:
+                    self._undo(kept)
                 return None
             self._undo(kept)
             placed = [(load, self._slots[slot.name]) for load, slot in trial]
@@ -342,8 +348,9 @@ class BestFitDistributor(Distributor):
         if better(missed, opened):
             return second, missed
         self._undo(second)
-        for load, slot in kept:
-            self._place(load, slot)
+        if restore:
+            for load, slot in kept:
+                self._place(load, slot)
         return None
 
     def _fewest_openings(self, loads: List[Workload],

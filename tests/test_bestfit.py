@@ -274,6 +274,29 @@ def test_a_large_call_keeps_its_first_order_when_the_second_could_gain_little(ti
     assert distributor.assignments == {}
 
 
+@pytest.mark.parametrize("earlier", [0, 8])
+def test_all_or_nothing_that_neither_order_places_leaves_the_state_as_it_was(earlier):
+    # 5.5 cpu asked of 6, but no node takes two of them: both orders fail.
+    # With no earlier workloads the second order runs on a copy; with eight
+    # it runs after undoing the first.
+    nodes = [{"name": "a", "resources": {"cpu": 3}}, {"name": "b", "resources": {"cpu": 3}},
+             {"name": "gpus", "resources": {"gpu": 8}}]
+    distributor = BestFitDistributor.from_list(nodes)
+    distributor.attempt_assign_loads(
+        [{"name": f"g{i}", "requirements": {"gpu": 1}} for i in range(earlier)])
+    before = distributor.node_states()
+    loads = [{"name": "w1", "requirements": {"cpu": 2}},
+             {"name": "w2", "requirements": {"cpu": 2}},
+             {"name": "small", "requirements": {"cpu": 1.5}}]
+    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
+                           side_effect=BestFitDistributor._trial) as trial:
+        result = distributor.attempt_assign_loads(loads, all_or_nothing=True)
+    assert trial.call_count == 2
+    assert result == {"w1": None, "w2": None, "small": None}
+    assert distributor.node_states() == before
+    assert len(distributor.assignments) == earlier
+
+
 SQUARES = [{"name": f"n{i}", "resources": {"cpu": 4, "mem": 4}} for i in range(3)]
 
 
