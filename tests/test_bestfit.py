@@ -279,8 +279,8 @@ def test_all_or_nothing_that_neither_order_places_leaves_the_state_as_it_was(ear
     # 5.5 cpu asked of 6, but no node takes two of them: both orders fail.
     # With no earlier workloads the second order runs on a copy; with eight
     # it runs after undoing the first.
-    nodes = [{"name": "a", "resources": {"cpu": 3}}, {"name": "b", "resources": {"cpu": 3}},
-             {"name": "gpus", "resources": {"gpu": 8}}]
+    nodes = ([{"name": "a", "resources": {"cpu": 3}}, {"name": "b", "resources": {"cpu": 3}}]
+             + [{"name": "gpus", "resources": {"gpu": 8}}] * bool(earlier))
     distributor = BestFitDistributor.from_list(nodes)
     distributor.attempt_assign_loads(
         [{"name": f"g{i}", "requirements": {"gpu": 1}} for i in range(earlier)])
