@@ -238,6 +238,8 @@ class NodeIndex:
             if entry.tag is not None:
                 found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
                                     low, high)
+            elif entry.wards and entry.closed():
+                continue  # (the usual case for a class of warded nodes)
             else:
                 found = first_in_class(entry.nodes, entry.sieve(floats), workload, groups,
                                        low, high, shape, needed)

@@ -26,15 +26,24 @@ JOINT = "joint"
 class Entry:
     """How to search one class for a shape: ``tag`` (try the few nodes that
     have that resource) or ``pairs`` (sieve on these columns: a fixed
-    threshold, or ``None`` for the workload's own requirement)."""
+    threshold, or ``None`` for the workload's own requirement). ``wards``:
+    the class's resources below zero that the shape neither asks for nor is
+    immune to (a node must have offset them to zero or more)."""
 
-    __slots__ = ("nodes", "pairs", "tag")
+    __slots__ = ("nodes", "pairs", "tag", "wards")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
-                 tag: Optional[str]):
+                 tag: Optional[str], wards: Tuple[str, ...] = ()):
         self.nodes = nodes
         self.pairs = pairs
         self.tag = tag
+        self.wards = wards
+
+    def closed(self) -> bool:
+        """Whether no node of the class has offset one of :attr:`wards` (so
+        none can take the shape). O(B) in C per ward, for B blocks."""
+        bounds = self.nodes.bounds
+        return any(max(bounds[key], default=-math.inf) < 0.0 for key in self.wards)
 
     def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
         """The (column, threshold) pairs for a workload with these float requirements."""
@@ -119,9 +128,10 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     _add_joint(nodes, needed, immunities, pairs)
     # Resources below zero must be offset (or the workload immune to them)
     # even when it does not ask for them.
-    pairs.extend((key, 0.0) for key in sorted(nodes.keys)
-                 if key not in immunities and key not in names)
+    wards = tuple(key for key in sorted(nodes.keys)
+                  if key not in immunities and key not in names)
+    pairs.extend((key, 0.0) for key in wards)
     for key, fixed in pairs:
         if fixed is not JOINT:
             nodes.add_column(key)
-    return Entry(nodes, pairs or [(OPEN, 0.0)], None)
+    return Entry(nodes, pairs or [(OPEN, 0.0)], None, wards)
