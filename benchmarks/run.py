@@ -138,9 +138,14 @@ def bounded(seconds: Optional[float], function: Any, *args: Any) -> Any:
         raise OutOfTime()
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        return timed(function, *args)
+        # The timer may fire after the function returned, until it is
+        # disarmed: the inner finally is inside the try that catches it.
+        try:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            return timed(function, *args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except OutOfTime:
         return seconds, None
     finally:

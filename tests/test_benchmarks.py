@@ -1,7 +1,9 @@
 """The benchmark suite still runs: its generator and a tiny run (no timings asserted)."""
 import os
 import sys
+import signal
 import time
+from unittest import mock
 from collections import Counter
 
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -68,6 +70,25 @@ def test_a_reference_run_past_its_budget_is_stopped_and_reported_as_bounds(capsy
     assert rows[0]["ratio"] == 0.001 / rows[0]["seconds"]
     out = capsys.readouterr().out
     assert ">" in out and "<" in out
+
+
+def test_a_timer_that_fires_as_the_function_returns_counts_as_out_of_time():
+    # The alarm lands after the function returned, just before the timer is
+    # disarmed: bounded reports the budget, it does not raise.
+    real = signal.setitimer
+    fired = []
+
+    def late(which, seconds, *rest):
+        left = real(which, seconds, *rest)
+        if not seconds and not fired:  # as if it had just run out
+            fired.append(True)
+            os.kill(os.getpid(), signal.SIGALRM)
+        return left
+
+    with mock.patch.object(run.signal, "setitimer", side_effect=late):
+        assert run.bounded(30, sorted, [2, 1]) == (30, None)
+    assert signal.getsignal(signal.SIGALRM) is not None
+    assert real(signal.ITIMER_REAL, 0) == (0.0, 0.0)
 
 
 def test_growth_alternates_two_sizes_and_reports_each_strategy(capsys):
