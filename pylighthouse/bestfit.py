@@ -123,10 +123,10 @@ class BestFitDistributor(Distributor):
     starting state, in the order given, with the same node rule. That
     placement is kept only when it too places every workload, on strictly
     fewer new nodes; otherwise the first is restored exactly. Largest first
-    keeps workloads of one size together, and on nodes of a few shapes
-    that can fill one resource of a node while another stays empty; the
-    order given mixes them. "More than needed" means more than the
-    *new-node bound* plus ``bound // SLACK``: per resource that no
+    puts workloads of one size together, which can fill one resource of a
+    node while another stays half empty; the order given mixes them.
+    "More than needed" means more than the *new-node bound* plus
+    ``bound // SLACK``: per resource that no
     workload of the call asks less than zero of, the demand of the
     workloads asking for it (and not immune to it), less what the nodes
     holding workloads before the call had left of it (above zero), must be
