@@ -235,11 +235,11 @@ class NodeIndex:
         """The earliest answer of the plan's classes in [low, high)."""
         best = None
         for entry in plan.entries:
+            if entry.wards and entry.closed():
+                continue  # (the usual case for a class of warded nodes)
             if entry.tag is not None:
                 found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
                                     low, high)
-            elif entry.wards and entry.closed():
-                continue  # (the usual case for a class of warded nodes)
             else:
                 found = first_in_class(entry.nodes, entry.sieve(floats), workload, groups,
                                        low, high, shape, needed)

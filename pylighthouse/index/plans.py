@@ -28,7 +28,8 @@ class Entry:
     have that resource) or ``pairs`` (sieve on these columns: a fixed
     threshold, or ``None`` for the workload's own requirement). ``wards``:
     the class's resources below zero that the shape neither asks for nor is
-    immune to (a node must have offset them to zero or more)."""
+    immune to (a node must have offset them to zero or more), either way
+    (each has a column, for :meth:`closed`)."""
 
     __slots__ = ("nodes", "pairs", "tag", "wards")
 
@@ -115,10 +116,16 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     bearers = nodes.bearers
     if any(not bearers.get(name) for name in names):
         return None  # no node of the class has every required name
+    # Resources below zero must be offset (or the workload immune to them)
+    # even when it does not ask for them.
+    wards = tuple(key for key in sorted(nodes.keys)
+                  if key not in immunities and key not in names)
+    for key in wards:
+        nodes.add_column(key)
     if names:
         rarest = min(names, key=lambda name: len(bearers[name]))
         if len(bearers[rarest]) <= FEW and len(bearers[rarest]) < nodes.size:
-            return Entry(nodes, [], rarest)
+            return Entry(nodes, [], rarest, wards)
     pairs: List[Tuple[Any, Any]] = []
     for name in names:
         if name not in immunities:
@@ -126,10 +133,6 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         elif len(bearers[name]) < nodes.size:
             pairs.append((name, LOWEST))  # has it, whatever is left
     _add_joint(nodes, needed, immunities, pairs)
-    # Resources below zero must be offset (or the workload immune to them)
-    # even when it does not ask for them.
-    wards = tuple(key for key in sorted(nodes.keys)
-                  if key not in immunities and key not in names)
     pairs.extend((key, 0.0) for key in wards)
     for key, fixed in pairs:
         if fixed is not JOINT:
