@@ -133,6 +133,13 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         elif len(bearers[name]) < nodes.size:
             pairs.append((name, LOWEST))  # has it, whatever is left
     _add_joint(nodes, needed, immunities, pairs)
+    # A resource only some nodes of the class bear (a semaphore, a tag)
+    # rejects more of them than any other column: it leads.
+    partial = sorted((pair for pair in pairs if pair[1] is not JOINT
+                      and len(bearers[pair[0]]) < nodes.size),
+                     key=lambda pair: len(bearers[pair[0]]))
+    if partial:
+        pairs = partial + [pair for pair in pairs if pair not in partial]
     pairs.extend((key, 0.0) for key in wards)
     for key, fixed in pairs:
         if fixed is not JOINT:

@@ -45,8 +45,9 @@ __all__ = ["first_in_class", "first_among", "Sieve"]
 Sieve = Sequence[Tuple[Any, float]]
 
 _KEY = attrgetter("key")
-#: Columns sieved inside a block (the first of the sieve, in C: the joint
-#: column when there is one; the next ones in Python); the rest is left to
+#: Columns sieved inside a block (the first of the sieve, in C: a resource
+#: only some nodes of the class bear, else the joint column when there is
+#: one; the next ones in Python); the rest is left to
 #: ``check_fit``, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
