@@ -329,9 +329,12 @@ class BestFitDistributor(Distributor):
             if openings is None:
                 return missed < give_up
             return not missed and opened < openings
+        # The order given (``openings``) mostly wins where it is tried, so it
+        # always runs here after undoing the first placement. The second
+        # order mostly loses: on a small state, trying it on a copy of the
+        # state before the call, and redoing it here only if it wins, is
+        # cheaper than undoing.
         if openings is None and len(self._slots) + len(self._where) - len(kept) <= len(kept):
-            # Cheaper than undoing: try it on a copy of the state before the
-            # call, and redo it here only if it wins.
             copy = self._copy_without(loads)
             trial, missed, opened = copy._trial(order, give_up, openings)
             if not better(missed, opened):
