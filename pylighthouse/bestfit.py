@@ -6,6 +6,7 @@ way it serves BinPack's (the order key of a node changes when its room
 does), and :func:`pylighthouse.fit.check_fit` decides every fit.
 """
 import decimal
+from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -54,6 +55,23 @@ def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fractio
     return max((Fraction(needed) / scale[key]
                 for key, needed in workload.requirements.items() if key in scale),
                default=Fraction(0))
+
+
+def asked_for(loads: Iterable[Workload]) -> Dict[str, List[Decimal]]:
+    """Per resource that no workload of ``loads`` asks less than zero of,
+    what each workload asking more than zero of it (and not immune to it)
+    asks, in order. Cost: O(W x R)."""
+    asked: Dict[str, List[Decimal]] = {}
+    negative = set()
+    for load in loads:
+        for key, needed in load.requirements.items():
+            if needed < ZERO:
+                negative.add(key)
+            elif needed > ZERO and key not in load.immunities:
+                asked.setdefault(key, []).append(needed)
+    for key in negative:
+        asked.pop(key, None)
+    return asked
 
 
 class BestFitDistributor(Distributor):
@@ -361,46 +379,25 @@ class BestFitDistributor(Distributor):
         """How many nodes that held no workload before the call must take
         some of ``loads``, at least (``kept``: the call's placements so far).
 
-        Per resource that no workload of the call asks less than zero of:
-        the demand of the workloads asking for it (and not immune to it),
-        less what the nodes holding workloads before the call had left of
-        it (above zero), must come from nodes that held none, at least as
-        many of them as it takes to cover it, the largest first. The
-        largest such count over the resources; cordoned nodes take nothing.
-        Cost: O(N x R + W x R + N log N per resource asked)."""
-        demand: Dict[str, Decimal] = {}
-        negative = set()
-        for load in loads:
-            for key, needed in load.requirements.items():
-                if needed < ZERO:
-                    negative.add(key)
-                elif needed > ZERO and key not in load.immunities:
-                    demand[key] = demand.get(key, ZERO) + needed
-        for key in negative:
-            demand.pop(key, None)
-        placed: Dict[str, List[Workload]] = {}
-        for load, slot in kept:
-            placed.setdefault(slot.name, []).append(load)
+        Per resource of :func:`asked_for`: the demand of the workloads
+        asking for it, less what the nodes holding workloads before the call
+        had left of it (above zero), must come from nodes that held none, at
+        least as many of them as it takes to cover it, the largest first.
+        The largest such count over the resources; cordoned nodes take
+        nothing. Cost: O(N x R + W x R + N log N per resource asked)."""
+        asked = asked_for(loads)
+        placed = Counter(slot.name for _, slot in kept)
         fewest = 0
-        for key, needed in demand.items():
-            used = ZERO
+        for key, rooms in self._rooms_before(asked, kept).items():
+            needed = sum(asked[key], ZERO)
             empty: List[Decimal] = []
-            for slot in self._slots.values():
-                here = slot.remaining.get(key)
-                if here is None or slot.cordoned:
-                    continue
-                mine = placed.get(slot.name, ())
-                for load in mine:
-                    here += load.requirements.get(key, ZERO)
-                if here <= ZERO:
-                    continue
-                if len(slot.workloads) > len(mine):
-                    used += here
+            for slot, here in rooms:
+                if len(slot.workloads) > placed[slot.name]:
+                    needed -= here  # a node that held workloads before
                 else:
                     empty.append(here)
             count = 0
-            if needed > used:
-                needed -= used
+            if needed > ZERO:
                 for here in sorted(empty, reverse=True):
                     count += 1
                     needed -= here
@@ -414,42 +411,18 @@ class BestFitDistributor(Distributor):
         """How many of ``loads`` find no node in any order, at least, from the
         state before the call (``kept``: the call's placements so far).
 
-        Per resource that no workload of the call asks less than zero of,
-        the workloads asking for it (and not immune to it) can take at most
-        what the open nodes have left of it, summed over the nodes (a node
-        takes such a workload only while it has as much left, and nothing
-        the call places gives any back): at least as many of them as must
-        be dropped, largest first, to bring their demand within that sum
-        find no node. The largest such count over the resources. Cost:
-        O(N x R + W x R + W log W)."""
-        asked: Dict[str, List[Decimal]] = {}
-        negative = set()
-        for load in loads:
-            for key, needed in load.requirements.items():
-                if needed < ZERO:
-                    negative.add(key)
-                elif needed > ZERO and key not in load.immunities:
-                    asked.setdefault(key, []).append(needed)
-        for key in negative:
-            asked.pop(key, None)
-        if not asked:
-            return 0
-        given: Dict[str, Dict[str, Decimal]] = {}
-        for load, slot in kept:
-            back = given.setdefault(slot.name, {})
-            for key, needed in load.requirements.items():
-                if key in asked:
-                    back[key] = back.get(key, ZERO) + needed
+        Per resource of :func:`asked_for`, the workloads asking for it can
+        take at most what the open nodes have left of it, summed over the
+        nodes (a node takes such a workload only while it has as much left,
+        and nothing the call places gives any back): at least as many of
+        them as must be dropped, largest first, to bring their demand within
+        that sum find no node. The largest such count over the resources.
+        Cost: O(N x R + W x R + W log W)."""
+        asked = asked_for(loads)
         fewest = 0
-        for key, needs in asked.items():
-            left = ZERO
-            for slot in self._slots.values():
-                here = slot.remaining.get(key)
-                if here is None or slot.cordoned:
-                    continue
-                here += given.get(slot.name, {}).get(key, ZERO)
-                if here > ZERO:
-                    left += here
+        for key, rooms in self._rooms_before(asked, kept).items():
+            left = sum((here for _, here in rooms), ZERO)
+            needs = asked[key]
             demand = sum(needs, ZERO)
             dropped = 0
             for needed in sorted(needs, reverse=True):
@@ -459,6 +432,30 @@ class BestFitDistributor(Distributor):
                 dropped += 1
             fewest = max(fewest, dropped)
         return fewest
+
+    def _rooms_before(self, keys: Iterable[str], kept: List[Tuple[Workload, _Slot]],
+                      ) -> Dict[str, List[Tuple[_Slot, Decimal]]]:
+        """Per resource of ``keys``, each open node that has it with what it
+        had left of it before the call (``kept``: the call's placements so
+        far), where that was above zero. Cost: O(N x R + placed x R)."""
+        keys = list(keys)
+        given: Dict[str, Dict[str, Decimal]] = {}
+        for load, slot in kept:
+            back = given.setdefault(slot.name, {})
+            for key, needed in load.requirements.items():
+                back[key] = back.get(key, ZERO) + needed
+        rooms: Dict[str, List[Tuple[_Slot, Decimal]]] = {key: [] for key in keys}
+        for slot in self._slots.values():
+            if slot.cordoned:
+                continue
+            back = given.get(slot.name, {})
+            for key in keys:
+                here = slot.remaining.get(key)
+                if here is not None:
+                    here += back.get(key, ZERO)
+                    if here > ZERO:
+                        rooms[key].append((slot, here))
+        return rooms
 
     def _copy_without(self, loads: List[Workload]) -> "BestFitDistributor":
         """A new distributor in this one's state less ``loads``: the same

@@ -77,23 +77,32 @@ class BestFitReference(Reference):
                 done.append((load, machine))
         return done, missed
 
+    @staticmethod
+    def asked(loads):
+        """Per resource no load asks less than zero of, what each load
+        asking more than zero of it, and not immune to it, asks."""
+        found = {}
+        for key in {key for load in loads for key in load.requirements}:
+            if all(load.requirements.get(key, 0) >= 0 for load in loads):
+                found[key] = [load.requirements[key] for load in loads
+                              if load.requirements.get(key, 0) > 0
+                              and key not in load.immunities]
+        return found
+
+    def rooms(self, key):
+        """Each open machine having ``key``, with what it has left (above zero)."""
+        return [(machine, max(machine.remaining[key], 0)) for machine in self.machines
+                if key in machine.remaining and not machine.cordoned]
+
     def forced_misses(self, loads):
         """How many of ``loads`` no order can place, as documented: per
-        resource no load asks less than zero of, the loads asking for it and
-        not immune to it, dropped largest first until their demand fits in
-        what the open machines have left of it (above zero), summed."""
+        resource of :meth:`asked`, its loads dropped largest first until
+        their demand fits in what the open machines have left of it."""
         most = 0
-        names = {key for load in loads for key in load.requirements}
-        for key in names:
-            if any(load.requirements.get(key, 0) < 0 for load in loads):
-                continue
-            needs = sorted((load.requirements[key] for load in loads
-                            if load.requirements.get(key, 0) > 0
-                            and key not in load.immunities), reverse=True)
-            left = sum(max(machine.remaining[key], 0) for machine in self.machines
-                       if key in machine.remaining and not machine.cordoned)
+        for key, needs in self.asked(loads).items():
+            left = sum(room for _, room in self.rooms(key))
             demand, dropped = sum(needs), 0
-            for needed in needs:
+            for needed in sorted(needs, reverse=True):
                 if demand <= left:
                     break
                 demand -= needed
@@ -103,27 +112,18 @@ class BestFitReference(Reference):
 
     def fewest_openings(self, loads, empty):
         """How many of the ``empty`` machines (those holding no load before
-        the call) must take a load, at least, as documented: per resource no
-        load asks less than zero of, the demand of the loads asking for it
-        and not immune to it, less what the other open machines have left of
-        it (above zero), covered by the empty ones' room (above zero),
-        largest first; all of those if they cannot cover it."""
+        the call) must take a load, at least, as documented: per resource of
+        :meth:`asked`, the demand less what the other open machines have
+        left of it, covered by the empty ones' room (above zero), largest
+        first; all of those if they cannot cover it."""
         most = 0
-        names = {key for load in loads for key in load.requirements}
-        for key in names:
-            if any(load.requirements.get(key, 0) < 0 for load in loads):
-                continue
-            demand = sum(load.requirements[key] for load in loads
-                         if load.requirements.get(key, 0) > 0
-                         and key not in load.immunities)
-            if not demand:
-                continue
-            rooms = {id(machine): max(machine.remaining[key], 0) for machine in self.machines
-                     if key in machine.remaining and not machine.cordoned}
-            demand -= sum(room for ident, room in rooms.items() if ident not in empty)
+        for key, needs in self.asked(loads).items():
+            rooms = self.rooms(key)
+            demand = sum(needs) - sum(room for machine, room in rooms
+                                      if id(machine) not in empty)
             count = 0
-            for room in sorted((room for ident, room in rooms.items()
-                                if ident in empty and room > 0), reverse=True):
+            for room in sorted((room for machine, room in rooms
+                                if id(machine) in empty and room > 0), reverse=True):
                 if demand <= 0:
                     break
                 demand -= room

@@ -274,6 +274,17 @@ def test_a_large_call_keeps_its_first_order_when_the_second_could_gain_little(ti
     assert distributor.assignments == {}
 
 
+SQUARES = [{"name": f"n{i}", "resources": {"cpu": 4, "mem": 4}} for i in range(3)]
+
+
+def counting_trials(distributor, loads, all_or_nothing=False):
+    """The call's result, and how many times it placed the workloads."""
+    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
+                           side_effect=BestFitDistributor._trial) as trial:
+        result = distributor.attempt_assign_loads(loads, all_or_nothing=all_or_nothing)
+    return result, trial.call_count
+
+
 @pytest.mark.parametrize("earlier", [0, 8])
 def test_all_or_nothing_that_neither_order_places_leaves_the_state_as_it_was(earlier):
     # 5.5 cpu asked of 6, but no node takes two of them: both orders fail.
@@ -288,24 +299,11 @@ def test_all_or_nothing_that_neither_order_places_leaves_the_state_as_it_was(ear
     loads = [{"name": "w1", "requirements": {"cpu": 2}},
              {"name": "w2", "requirements": {"cpu": 2}},
              {"name": "small", "requirements": {"cpu": 1.5}}]
-    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
-                           side_effect=BestFitDistributor._trial) as trial:
-        result = distributor.attempt_assign_loads(loads, all_or_nothing=True)
-    assert trial.call_count == 2
+    result, trials = counting_trials(distributor, loads, all_or_nothing=True)
+    assert trials == 2
     assert result == {"w1": None, "w2": None, "small": None}
     assert distributor.node_states() == before
     assert len(distributor.assignments) == earlier
-
-
-SQUARES = [{"name": f"n{i}", "resources": {"cpu": 4, "mem": 4}} for i in range(3)]
-
-
-def counting_trials(distributor, loads):
-    """The call's result, and how many times it placed the workloads."""
-    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
-                           side_effect=BestFitDistributor._trial) as trial:
-        result = distributor.attempt_assign_loads(loads)
-    return result, trial.call_count
 
 
 @pytest.mark.parametrize("all_or_nothing", [False, True])
@@ -319,10 +317,8 @@ def test_a_call_on_more_new_nodes_than_needed_is_tried_in_the_order_given(all_or
     # then b) fills n0's mem with a and c, d and e go to n1 and b, the
     # smallest, needs a third node. In the order given the five fill two.
     distributor = BestFitDistributor.from_list(SQUARES)
-    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
-                           side_effect=BestFitDistributor._trial) as trial:
-        result = distributor.attempt_assign_loads(loads, all_or_nothing=all_or_nothing)
-    assert trial.call_count == 2
+    result, trials = counting_trials(distributor, loads, all_or_nothing)
+    assert trials == 2
     assert result == {"a": "n0", "b": "n0", "c": "n1", "d": "n0", "e": "n1"}
     assert result == BestFitReference(SQUARES).assign(loads, all_or_nothing)
     assert [state.workloads for state in distributor.node_states()] == \
@@ -360,6 +356,18 @@ def test_a_call_on_as_few_new_nodes_as_its_demand_needs_is_placed_once():
     assert result == {"v0": "n1", "v1": "n2"}
 
 
+def trials_in_four_orders(twin, specs):
+    """The twin's (placements, misses) placing ``specs`` largest first,
+    smallest first, as given and reversed, each from the same state."""
+    loads = [Load(spec) for spec in specs]
+    smallest = sorted(loads, key=lambda load: dominant_share(load, twin.machines))
+    for order in (twin.sequence(loads), smallest, loads, loads[::-1]):
+        placed, missed = twin.trial(order)
+        for load, _ in reversed(placed):
+            twin.take(load.name)
+        yield placed, missed
+
+
 @CHECKED
 @given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
 def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
@@ -368,12 +376,7 @@ def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, f
     twin.assign(first)
     forced = distributor._fewest_misses(
         [pylighthouse.Workload.from_dict(spec) for spec in second], [])
-    loads = [Load(spec) for spec in second]
-    smallest = sorted(loads, key=lambda load: dominant_share(load, twin.machines))
-    for order in (twin.sequence(loads), smallest, loads, loads[::-1]):
-        placed, missed = twin.trial(order)
-        for load, _ in reversed(placed):
-            twin.take(load.name)
+    for _, missed in trials_in_four_orders(twin, second):
         assert forced <= missed
 
 
@@ -386,13 +389,8 @@ def test_the_fewest_new_nodes_never_exceed_those_any_order_opens(nodes, rubric, 
     fewest = distributor._fewest_openings(
         [pylighthouse.Workload.from_dict(spec) for spec in second], [])
     empty = {id(machine) for machine in twin.machines if not machine.loads}
-    loads = [Load(spec) for spec in second]
-    assert fewest == twin.fewest_openings(loads, empty)
-    smallest = sorted(loads, key=lambda load: dominant_share(load, twin.machines))
-    for order in (twin.sequence(loads), smallest, loads, loads[::-1]):
-        placed, missed = twin.trial(order)
-        for load, _ in reversed(placed):
-            twin.take(load.name)
+    assert fewest == twin.fewest_openings([Load(spec) for spec in second], empty)
+    for placed, missed in trials_in_four_orders(twin, second):
         if not missed:
             assert fewest <= len({id(machine) for _, machine in placed} & empty)
 
