@@ -5,13 +5,15 @@ from the least room left to the most. The node index serves this order the
 way it serves BinPack's (the order key of a node changes when its room
 does), and :func:`pylighthouse.fit.check_fit` decides every fit.
 """
+import contextlib
 import decimal
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
-from .distributors import Distributor, NodeLike, _field, _Slot
+from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
 from .index import NodeOrder
 from .model import Node, Workload
 from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
@@ -168,7 +170,9 @@ class BestFitDistributor(Distributor):
     first miss or once it has used as many new nodes as the first (and,
     if the first stays, undoing that and restoring the first): two to
     three times one placement. On clusters of mixed node sizes the bound
-    is loose, so most calls that place everything pay for it.
+    is loose, so most calls that place everything pay for it. Undoing or
+    restoring a placement of more workloads than there are nodes builds
+    the node index again (O(N x R log N)) rather than moving nodes in it.
 
     Raises (constructor):
         InvalidInputError, InvalidTypeError: a node or the rubric is malformed.
@@ -176,6 +180,7 @@ class BestFitDistributor(Distributor):
     """
 
     strategy = "BestFit"
+    _resumable = True
 
     def __init__(self, nodes: Iterable[NodeLike] = (),
                  rubric: Optional[RubricLike] = None):
@@ -361,8 +366,7 @@ class BestFitDistributor(Distributor):
                 return None
             self._undo(kept)
             placed = [(load, self._slots[slot.name]) for load, slot in trial]
-            for load, slot in placed:
-                self._place(load, slot)
+            self._redo(placed)
             return placed, missed
         self._undo(kept)
         second, missed, opened = self._trial(order, give_up, openings)
@@ -370,8 +374,7 @@ class BestFitDistributor(Distributor):
             return second, missed
         self._undo(second)
         if restore:
-            for load, slot in kept:
-                self._place(load, slot)
+            self._redo(kept)
         return None
 
     def _fewest_openings(self, loads: List[Workload],
@@ -481,8 +484,9 @@ class BestFitDistributor(Distributor):
         how many nodes that held none took one."""
         placed = []
         missed = opened = 0
+        run = _Pass() if self._index is not None else None
         for load in order:
-            slot = self._choose(load)
+            slot = self._choose(load, run)
             if slot is None:
                 missed += 1
                 if missed == give_up:
@@ -490,6 +494,8 @@ class BestFitDistributor(Distributor):
                 continue
             if not slot.workloads:
                 opened += 1
+            if run is not None:
+                run.took(load, slot)
             self._place(load, slot)
             placed.append((load, slot))
             if opened == openings:
@@ -499,8 +505,31 @@ class BestFitDistributor(Distributor):
     def _undo(self, placed: List[Tuple[Workload, _Slot]]) -> None:
         """Take back ``placed`` (a trial's placements), last first: the nodes
         and their order are then exactly as before the trial."""
-        for load, _ in reversed(placed):
-            self._unplace(load.name)
+        with self._unindexed(len(placed)):
+            for load, _ in reversed(placed):
+                self._unplace(load.name)
+
+    def _redo(self, placed: List[Tuple[Workload, _Slot]]) -> None:
+        """Make ``placed`` (a trial's placements, taken back) again, in order."""
+        with self._unindexed(len(placed)):
+            for load, slot in placed:
+                self._place(load, slot)
+
+    @contextlib.contextmanager
+    def _unindexed(self, changes: int) -> Iterator[None]:
+        """Make ``changes`` placements or removals of workloads: with the
+        node index set aside and built again afterwards, when they are more
+        than the nodes (building it costs less than moving each node in it
+        once per change), else through it."""
+        index = self._index
+        if index is None or changes <= len(self._slots):
+            yield
+            return
+        self._index = None
+        try:
+            yield
+        finally:
+            self._index = self._indexed_again()
 
     def _joined(self, slot: _Slot) -> None:
         self._scale = None

@@ -13,7 +13,7 @@ import operator
 import threading
 from collections import Counter
 from decimal import Decimal
-from typing import (Any, Callable, ClassVar, Dict, Iterable, List, Mapping,
+from typing import (Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Mapping,
                     Optional, Sequence, Set, Tuple, Type, TypeVar, Union, cast)
 
 import attr
@@ -53,6 +53,59 @@ class _Slot:
         self.groups: Counter[str] = Counter()
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
+
+
+#: How many nodes a pass may have changed since a search for a workload
+#: before :class:`_Pass` no longer lets an equal one resume after it.
+RECHECK = 32
+
+
+class _Pass:
+    """What one pass of placements (one order of one call) knows of its
+    searches: the nodes it changed, in order, each with its order key
+    before that change (``changed``), and per
+    requirements mapping of a workload without aversion groups, where the
+    last search for it found its node (``found``: the mapping, the
+    immunities, that node's order key before it took the workload, and how
+    many nodes the pass had changed before).
+
+    Every node ordered before that key refused the workload; a node that
+    only loses room keeps refusing, so for an equal workload later in the
+    pass only the nodes changed since can have moved there and fit: the
+    search resumes at the key (:meth:`.NodeIndex.first_fit_after`).
+    Equal requirements are found by identity: workloads read from the same
+    numbers share one mapping (:func:`pylighthouse.quantities.to_quantities`).
+    """
+
+    __slots__ = ("changed", "found")
+
+    def __init__(self) -> None:
+        self.changed: List[Tuple[_Slot, Any]] = []
+        self.found: Dict[int, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
+
+    def since(self, workload: Workload) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any]]:
+        """The nodes changed since the last search for a workload fitting
+        exactly as ``workload`` does, and the key it resumes at; ``None``
+        when there is no such search, or too many nodes changed since."""
+        if workload.aversion_groups:
+            return None
+        known = self.found.get(id(workload.requirements))
+        if known is None:
+            return None
+        requirements, immunities, key, count = known
+        if requirements is not workload.requirements or immunities != workload.immunities \
+                or len(self.changed) - count > RECHECK:
+            return None
+        return self.changed[count:], key
+
+    def took(self, workload: Workload, slot: _Slot) -> None:
+        """``workload`` is about to go to ``slot``, the first node in order
+        where it fits."""
+        if not workload.aversion_groups:
+            requirements = workload.requirements
+            self.found[id(requirements)] = (requirements, workload.immunities, slot.key,
+                                            len(self.changed))
+        self.changed.append((slot, slot.key))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -195,6 +248,11 @@ class Distributor:
     _sorts_each_call: ClassVar[bool] = False
     #: Nodes per block of the index (tests make it small to exercise splits).
     _index_load: ClassVar[int] = DEFAULT_LOAD
+    #: Whether a search may resume an earlier one of the same pass
+    #: (:class:`_Pass`): worth it where nodes move in the order as they
+    #: fill (BinPack, BestFit), which resets what the index remembers of
+    #: refusals; only for strategies whose searches start at the first node.
+    _resumable: ClassVar[bool] = False
     _strategies: ClassVar[Dict[str, Type["Distributor"]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -684,8 +742,9 @@ class Distributor:
         result: Dict[str, Optional[str]] = {load.name: None for load in loads}
         memento = self._memento()
         placed: List[str] = []
+        run = _Pass() if self._resumable and self._index is not None else None
         for load in self._sequence(loads):
-            slot = self._choose(load)
+            slot = self._choose(load, run)
             if slot is None:
                 if all_or_nothing:
                     for name in reversed(placed):
@@ -693,15 +752,25 @@ class Distributor:
                     self._recall(memento)
                     return {load.name: None for load in loads}
                 continue
+            if run is not None:
+                run.took(load, slot)
             self._place(load, slot)
             placed.append(load.name)
             result[load.name] = slot.name
         return result
 
-    def _choose(self, workload: Workload) -> Optional[_Slot]:
+    def _choose(self, workload: Workload, run: Optional[_Pass] = None) -> Optional[_Slot]:
         """The node the strategy picks for ``workload``: first the nodes that
-        share no aversion group with it, then, if none fits, all of them."""
+        share no aversion group with it, then, if none fits, all of them.
+        ``run``: the pass this search belongs to, when the strategy is
+        :attr:`_resumable` and the caller records its placements there
+        (:meth:`_Pass.took`); it may then resume an earlier search (same
+        answer, less searching)."""
         if self._index is not None:
+            if run is not None:
+                resume = run.since(workload)
+                if resume is not None:
+                    return self._index.first_fit_after(workload, *resume)
             return self._indexed_choice(workload)
         order = self._order()
         averse = self._averse(workload)
@@ -1022,6 +1091,7 @@ class BinPackDistributor(Distributor):
     """
 
     strategy = "BinPack"
+    _resumable = True
     scores = Removed("a node's score is rubric.score(node_state(name).remaining); the "
                      "order nodes are tried in is explain(workload).fits")
     _sorts_each_call = True

@@ -515,3 +515,60 @@ def sys_path_benchmarks():
                         "benchmarks")
     if here not in sys.path:
         sys.path.insert(0, here)
+
+
+# ------------------------------------------------------- resumed searches
+
+
+def make_with_twin(strategy, nodes, rubric, load):
+    """The indexed distributor and the reference (BestFit's twin for BestFit)."""
+    if strategy != "BestFit":
+        return make(strategy, nodes, rubric, True, load), Reference(strategy, nodes, rubric)
+    from reference_bestfit import BestFitReference
+    with settings_of(True, load):
+        return lighthouse.BestFitDistributor(nodes, rubric), BestFitReference(nodes, rubric)
+
+
+@settings(max_examples=80, deadline=None)
+@given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
+       load=st.sampled_from([1, 2, 3, 8]))
+def test_runs_of_equal_workloads_resume_and_decide_like_the_reference(strategy, seed, load):
+    """Equal workloads, interleaved, some with aversion groups or an immunity:
+    a search resumed after an earlier one of the pass (asking first the
+    nodes changed since that moved before its answer) chooses what the
+    reference chooses, in one call, after a release and in a second call."""
+    import random
+    rng = random.Random(seed)
+    nodes = [{"name": f"n{i:02d}",
+              "resources": dict({"cpu": rng.choice([2, 4, 6, 8]), "mem": rng.choice([2, 4, 8])},
+                                **({"spiders": -1} if rng.random() < 0.1 else {}))}
+             for i in range(rng.randrange(4, 30))]
+    flavours = [{"cpu": rng.choice([1, 2, 3]), "mem": rng.choice([1, 2, 4])} for _ in range(3)]
+
+    def batch(prefix, count):
+        loads = []
+        for i in range(count):
+            spec = {"name": f"{prefix}{i:03d}", "requirements": dict(rng.choice(flavours))}
+            if rng.random() < 0.1:
+                spec["aversion_groups"] = [rng.choice("ab")]
+            if rng.random() < 0.1:
+                spec["immunities"] = ["spiders"]
+            loads.append(spec)
+        return loads
+
+    rubric = {"cpu": 1, "mem": 0.5}
+    fast, reference = make_with_twin(strategy, nodes, rubric, load)
+    # (Two equal workloads that fit every node start it: the second resumes.)
+    first = [{"name": f"start{i}", "requirements": {"cpu": 1, "mem": 1}} for i in range(2)] \
+        + batch("w", rng.randrange(10, 120))
+    with mock.patch.object(NodeIndex, "first_fit_after",
+                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed:
+        assert fast.attempt_assign_loads(first) == reference.assign(first)
+        assert_same_state(fast, reference)
+        placed = sorted(reference.assignments())
+        for operation in [("release", rng.sample(placed, len(placed) // 2)),
+                          ("assign", batch("v", 60))]:
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+    assert resumed.called
+    check_index(fast)

@@ -30,8 +30,10 @@ from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
 from operator import attrgetter
-from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol, Tuple
+from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol,
+                    Sequence, Tuple)
 
+from ..fit import check_fit
 from ..model import Workload
 from ..quantities import ZERO
 from .blocks import NodeClass, at_least
@@ -225,6 +227,41 @@ class NodeIndex:
         if found is None and low is not None:  # wrap around
             found = self._earliest(plan, floats, workload, groups, None, low, shape, needed)
         if found is None and not groups:
+            self._remember_nowhere(shape, requirements)
+        return found
+
+    def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
+                        key: Any) -> Optional[Any]:
+        """:meth:`first_fit` (no groups, from the first node) when the answer
+        is known not to lie before order key ``key`` but in ``changed``:
+        every node ordered before ``key`` refused a workload that fits
+        exactly as ``workload`` does, and since then only the nodes of
+        ``changed`` changed, each by taking a workload (given with its
+        order key before it did). A node that only lost room still refuses:
+        those of ``changed`` that sat at or after ``key`` and now sit before
+        it are asked, and if none takes it the rest is searched from ``key``
+        on, without wrapping around.
+
+        Cost: one ``check_fit`` per such node; then, if none takes it,
+        :meth:`first_fit`'s over the blocks from ``key`` on.
+        """
+        best = None
+        for slot, before in changed:
+            if before < key:
+                continue  # it refused then, and has only lost room since
+            here = slot.key
+            if here < key and (best is None or here < best.key) and not slot.cordoned \
+                    and check_fit(slot.remaining, workload) is None:
+                best = slot
+        if best is not None:
+            return best
+        requirements = workload.requirements
+        shape = (tuple(requirements), workload.immunities)
+        plan = self._plan(shape, requirements)
+        floats = {name: float(value) for name, value in requirements.items()}
+        found = self._earliest(plan, floats, workload, NO_GROUPS, key, None, shape,
+                               tuple(requirements.values()))
+        if found is None:  # every node refused: before key, changed, the rest
             self._remember_nowhere(shape, requirements)
         return found
 
