@@ -530,6 +530,7 @@ class BestFitDistributor(Distributor):
             yield
         finally:
             self._index = self._indexed_again()
+            self._index.keep_columns_of(index)
 
     def _joined(self, slot: _Slot) -> None:
         self._scale = None

@@ -572,3 +572,36 @@ def test_runs_of_equal_workloads_resume_and_decide_like_the_reference(strategy, 
             assert_same_state(fast, reference)
     assert resumed.called
     check_index(fast)
+
+
+def test_an_index_built_again_keeps_the_columns_of_the_one_it_replaces():
+    """BestFit sets its index aside to take back a call's placement of more
+    workloads than nodes and builds it again: with the columns the old one
+    had, and its joint columns over the same resources (not chosen afresh
+    by whichever workload comes next, which made searches slower)."""
+    sys_path_benchmarks()
+    import packing_quality
+    nodes, loads = packing_quality.homogeneous(60, 400, 4, True)
+    with settings_of(True, 8):
+        fast = lighthouse.BestFitDistributor(nodes)
+    # Memory and disk first: the joint columns are made over those two.
+    assert fast.attempt_assign_loads(
+        [{"name": "first", "requirements": {"mem": 4, "disk": 200}}]) == {"first": "node-00000"}
+
+    def columns():
+        return {keys: (sorted(map(str, nodes.columns)),
+                       [name for name, _ in nodes.joint[0][1]] if nodes.joint else None)
+                for keys, nodes in fast._index._classes.items()}
+
+    before = columns()
+    assert before[frozenset()][1] == ["disk", "mem"]
+    with mock.patch.object(lighthouse.BestFitDistributor, "_indexed_again", autospec=True,
+                           side_effect=lighthouse.BestFitDistributor._indexed_again) as built:
+        fast.attempt_assign_loads(loads)
+    assert built.called
+    after = columns()
+    assert after.keys() == before.keys()
+    for keys, (names, joint) in before.items():
+        assert after[keys][1] == joint
+        assert set(names) <= set(after[keys][0])
+    check_index(fast)

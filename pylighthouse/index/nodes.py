@@ -230,6 +230,23 @@ class NodeIndex:
             self._remember_nowhere(shape, requirements)
         return found
 
+    def keep_columns_of(self, other: "NodeIndex") -> None:
+        """Make the columns ``other`` (an index over the same nodes) has,
+        its joint columns over the same resources too: an index built again
+        then searches as the one it replaces did, not with joint columns
+        chosen afresh by whichever workload comes first. O(N x C)."""
+        for keys, nodes in self._classes.items():
+            before = other._classes.get(keys)
+            if before is None:
+                continue
+            joint = set(before.joint or ())
+            for column in before.columns:
+                if column not in joint:  # (the joint ones are made below)
+                    nodes.add_column(column)
+            if before.joint is not None and nodes.joint is None \
+                    and all(nodes.bearers.get(name) for name, _ in before.joint[0][1]):
+                nodes.make_joint([name for name, _ in before.joint[0][1]])
+
     def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
                         key: Any) -> Optional[Any]:
         """:meth:`first_fit` (no groups, from the first node) when the answer
