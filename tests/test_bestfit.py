@@ -368,14 +368,20 @@ def trials_in_four_orders(twin, specs):
         yield placed, missed
 
 
-@CHECKED
-@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
-def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
+def after_first(nodes, rubric, first, second):
+    """The distributor and its twin after placing ``first``, and the
+    workloads of ``second``, read."""
     distributor, twin = build(nodes, rubric)
     distributor.attempt_assign_loads(first)
     twin.assign(first)
-    forced = distributor._fewest_misses(
-        [pylighthouse.Workload.from_dict(spec) for spec in second], [])
+    return distributor, twin, [pylighthouse.Workload.from_dict(spec) for spec in second]
+
+
+@CHECKED
+@given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
+def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
+    distributor, twin, loads = after_first(nodes, rubric, first, second)
+    forced = distributor._fewest_misses(loads, [])
     for _, missed in trials_in_four_orders(twin, second):
         assert forced <= missed
 
@@ -383,11 +389,8 @@ def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, f
 @CHECKED
 @given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
 def test_the_fewest_new_nodes_never_exceed_those_any_order_opens(nodes, rubric, first, second):
-    distributor, twin = build(nodes, rubric)
-    distributor.attempt_assign_loads(first)
-    twin.assign(first)
-    fewest = distributor._fewest_openings(
-        [pylighthouse.Workload.from_dict(spec) for spec in second], [])
+    distributor, twin, loads = after_first(nodes, rubric, first, second)
+    fewest = distributor._fewest_openings(loads, [])
     empty = {id(machine) for machine in twin.machines if not machine.loads}
     assert fewest == twin.fewest_openings([Load(spec) for spec in second], empty)
     for placed, missed in trials_in_four_orders(twin, second):

@@ -215,20 +215,13 @@ class NodeIndex:
         in C and one ``check_fit`` per node that passes the bounds
         (:mod:`.search`).
         """
-        requirements = workload.requirements
-        shape = (tuple(requirements), workload.immunities)
-        if self._fits_nowhere(shape, requirements):
+        shape = (tuple(workload.requirements), workload.immunities)
+        if self._fits_nowhere(shape, workload.requirements):
             return None
-        plan = self._plan(shape, requirements)
-        floats = {key: float(value) for key, value in requirements.items()}
-        needed = tuple(requirements.values())
         low = self._key_at(start)
-        found = self._earliest(plan, floats, workload, groups, low, None, shape, needed)
-        if found is None and low is not None:  # wrap around
-            found = self._earliest(plan, floats, workload, groups, None, low, shape, needed)
-        if found is None and not groups:
-            self._remember_nowhere(shape, requirements)
-        return found
+        # From ``low`` on, then wrapping around to the nodes before it.
+        return self._search(workload, shape, groups,
+                            ((None, None),) if low is None else ((low, None), (None, low)))
 
     def keep_columns_of(self, other: "NodeIndex") -> None:
         """Make the columns ``other`` (an index over the same nodes) has,
@@ -272,15 +265,27 @@ class NodeIndex:
                 best = slot
         if best is not None:
             return best
+        shape = (tuple(workload.requirements), workload.immunities)
+        return self._search(workload, shape, NO_GROUPS, ((key, None),))
+
+    def _search(self, workload: Workload, shape: Shape, groups: FrozenSet[str],
+                spans: Tuple[Tuple[Any, Any], ...]) -> Optional[Any]:
+        """The earliest answer in the first of ``spans`` (order key ranges
+        [low, high), ``None`` for an open end) that has one. When none has
+        and no groups were avoided, every node refused (the nodes outside
+        the spans are known to): the shape is remembered as fitting
+        nowhere at these requirements."""
         requirements = workload.requirements
-        shape = (tuple(requirements), workload.immunities)
         plan = self._plan(shape, requirements)
-        floats = {name: float(value) for name, value in requirements.items()}
-        found = self._earliest(plan, floats, workload, NO_GROUPS, key, None, shape,
-                               tuple(requirements.values()))
-        if found is None:  # every node refused: before key, changed, the rest
+        floats = {key: float(value) for key, value in requirements.items()}
+        needed = tuple(requirements.values())
+        for low, high in spans:
+            found = self._earliest(plan, floats, workload, groups, low, high, shape, needed)
+            if found is not None:
+                return found
+        if not groups:
             self._remember_nowhere(shape, requirements)
-        return found
+        return None
 
     @staticmethod
     def _earliest(plan: Plan, floats: Mapping[str, float], workload: Workload,
