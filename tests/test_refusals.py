@@ -1,12 +1,14 @@
 """The index's memory of refusals: a block that refused a requirement vector
 refuses every vector at least as large in each resource, until one of its
 nodes gains room, joins it, is uncordoned or loses an aversion group."""
+from decimal import Decimal
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pylighthouse import BestFitDistributor
+from pylighthouse.fit import check_fit
 from pylighthouse.index.blocks import NodeClass
 from reference import Reference
 from reference_bestfit import BestFitReference
@@ -127,6 +129,71 @@ def test_a_refusal_is_forgotten_when_a_node_loses_a_group():
         ("assign", [load("c", 2, 2, ["g"], disk=1)])])  # at least b, yet n0
     assert assignments == {"b": "n2", "c": "n0"}
     assert calls[-1] == ((2.0, 2.0, 1.0), [])
+
+
+#: Blocks of two: in the first, one node is short of memory and the other of
+#: cpu; the second takes anything; the last node alone has a gpu.
+SPLIT = [{"name": name, "resources": {"cpu": cpu, "mem": mem, **extra}}
+         for name, cpu, mem, extra in [("m0", 4, 1, {}), ("m1", 1, 4, {}), ("m2", 4, 4, {}),
+                                       ("m3", 4, 4, {}), ("m4", 1, 1, {"gpu": 1})]]
+#: A workload of group x that only the node with the gpu takes: once it is
+#: placed, workloads of group x search avoiding nodes of the group.
+ON_THE_SIDE = {"name": "side", "requirements": {"gpu": 1}, "aversion_groups": ["x"]}
+
+
+def two(name, cpu, mem, groups=()):
+    return {"name": name, "requirements": {"cpu": cpu, "mem": mem},
+            "aversion_groups": list(groups)}
+
+
+def test_a_grouped_search_teaches_the_same_vector_without_groups():
+    assignments, calls = decide_like_the_reference(SPLIT, [
+        ("assign", [ON_THE_SIDE]),            # m4
+        ("assign", [two("g", 2, 2, ["x"])]),  # block 0 refuses it, no node averse: m2
+        ("assign", [two("p", 2, 2)])])        # the same vector without groups
+    assert assignments == {"side": "m4", "g": "m2", "p": "m2"}
+    # g's search asked for its vector with and without groups; p starts
+    # knowing that block 0 refuses it, from g's search
+    assert calls[-3:] == [((2.0, 2.0), []), ((2.0, 2.0), []), ((2.0, 2.0), [0])]
+
+
+def test_a_grouped_search_passed_over_an_averse_node_teaches_nothing():
+    nodes = [{"name": name, "resources": {"cpu": cpu, "mem": mem}}
+             for name, cpu, mem in [("m0", 4, 4), ("m1", 1, 1), ("m2", 4, 4), ("m3", 4, 4)]]
+    assignments, calls = decide_like_the_reference(nodes, [
+        ("assign", [two("h", 1, 1, ["x"])]),  # m0
+        ("assign", [two("g", 2, 2, ["x"])]),  # m0 averse, m1 short: m2
+        ("assign", [two("p", 2, 2)])])        # m0 takes it: block 0 did not refuse
+    assert assignments == {"h": "m0", "g": "m2", "p": "m0"}
+    assert calls[-1] == ((2.0, 2.0), [])
+
+
+def test_a_grouped_search_passes_the_blocks_that_refuse_its_vector_without_groups():
+    # m0's cpu and the workloads' have the same float: the sieve lets m0
+    # through, and only check_fit turns it away
+    nodes = [{"name": name, "resources": {"cpu": cpu, "mem": 4}}
+             for name, cpu in [("m0", Decimal("2.0000000000000000001")), ("m1", 1),
+                               ("m2", 4), ("m3", 4)]]
+    nodes.append({"name": "m4", "resources": {"cpu": 1, "mem": 1, "gpu": 1}})
+    cpu = Decimal("2.0000000000000000002")
+    fast = make("Prioritized", nodes, {}, True, 2)
+    reference = Reference("Prioritized", nodes, {})
+    assert fast.attempt_assign_loads([ON_THE_SIDE]) == reference.assign([ON_THE_SIDE])
+    calls, patch = recording()
+    with patch, mock.patch("pylighthouse.index.search.check_fit",
+                           side_effect=check_fit) as asked:
+        for batch in ([two("p", cpu, 2)], [two("g", cpu, 2, ["x"])]):
+            asked.reset_mock()
+            assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+            assert_same_state(fast, reference)
+            names = {id(slot.remaining): name for name, slot in fast._slots.items()}
+            asked_of = [names[id(call.args[0])] for call in asked.call_args_list]
+            assert asked_of == (["m0", "m2"] if batch[0]["name"] == "p" else ["m2", "m3"])
+    # the grouped vector is new, but the same vector without groups is known
+    # to be refused by block 0: g's search does not look inside it
+    assert calls == [((2.0, 2.0), []), ((2.0, 2.0), []), ((2.0, 2.0), [0])]
+    assert fast.assignments == {"side": "m4", "p": "m2", "g": "m3"}
+    check_index(fast)
 
 
 #: Requirements on a fine grid, so that nearly every workload has its own

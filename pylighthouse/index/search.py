@@ -37,7 +37,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Seq
 
 from ..fit import check_fit
 from ..model import Workload
-from .blocks import NodeClass
+from .blocks import NodeClass, Refused
 
 __all__ = ["first_in_class", "first_among", "Sieve"]
 
@@ -54,16 +54,20 @@ NEAR = 9
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
-             versions: List[int], stamps: List[int]) -> Iterator[int]:
+             versions: List[int], stamps: List[int],
+             plain: Optional[List[int]] = None) -> Iterator[int]:
     """Indices from ``start`` on where every sieve column reaches its
-    threshold and whose stamp is not the current version (they refused
-    already). The first column and the stamps are compared in C, the other
-    columns only where those pass."""
+    threshold and whose stamp (and ``plain`` stamp, if given) is not the
+    current version (they refused already). The first column and the stamps
+    are compared in C, the other columns only where those pass."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
     passes: Iterator[bool] = map(and_, map(ge, islice(values, start, None), repeat(threshold)),
                                  map(ne, islice(versions, start, None),
                                      islice(stamps, start, None)))
+    if plain is not None:
+        passes = map(and_, passes, map(ne, islice(versions, start, None),
+                                       islice(plain, start, None)))
     others = [(columns[key], threshold) for key, threshold in rest]
     for index in compress(count(start), passes):
         for column, threshold in others:
@@ -88,6 +92,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
     (the workload's requirement values) name what blocks remember refusing.
 
+    With ``groups``, the blocks that refuse the same vector without groups
+    are passed too (avoiding nodes only ever refuses more), and a block
+    looked inside where no node was passed over for a group is remembered
+    as refusing the vector without groups as well: workloads of many groups
+    share what workloads of one shape have found.
+
     Cost: see the module docstring.
     """
     blocks = nodes.blocks
@@ -102,6 +112,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         offset = bisect_left(blocks[first].keys, low)
     refused = nodes.refused((shape, groups) if groups else shape, needed)
     stamps, versions = refused.stamps, nodes.versions
+    # (the same vector without groups)
+    plain: Optional[Refused] = nodes.refused(shape, needed) if groups else None
+    plain_stamps = None if plain is None else plain.stamps
     refused.visits = 0
     done = first  # blocks before this one are known to refuse (or out of range)
     if first == 0 and offset == 0:
@@ -110,8 +123,13 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         prefix = refused.prefix
         if prefix and stamps[:prefix] == versions[:prefix]:
             done = prefix
+        if plain is not None:
+            prefix = plain.prefix
+            if prefix > done and plain.stamps[:prefix] == versions[:prefix]:
+                stamps[done:prefix] = versions[done:prefix]
+                done = prefix
     (lead, least), rest = sieve[0], sieve[1:NEAR]
-    for index in _passing(nodes.bounds, sieve, done, versions, stamps):
+    for index in _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps):
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
         stamps[done:index] = versions[done:index]
@@ -127,6 +145,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         cols = block.cols
         values = cols[lead]
         others = [(cols[key], threshold) for key, threshold in rest]
+        averse = False  # a node was passed over for a group
         # The two stages of _passing, written out: a generator per block
         # looked inside costs more than this loop on the slowest mixes.
         for position in compress(count(start), map(ge, islice(values, start, None)
@@ -138,10 +157,17 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 slot = slots[position]
                 if high is not None and slot.key >= high:
                     return None
-                if _acceptable(slot, workload, groups):
+                if slot.cordoned:
+                    continue
+                if groups and not slot.groups.keys().isdisjoint(groups):
+                    averse = True
+                    continue
+                if check_fit(slot.remaining, workload) is None:
                     return slot
         if whole:
             stamps[index] = versions[index]
+            if plain_stamps is not None and not averse:
+                plain_stamps[index] = versions[index]
             refused.visits += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
