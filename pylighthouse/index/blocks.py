@@ -290,7 +290,10 @@ class NodeClass:
         for column, values in block.cols.items():
             value = taken[column] = values.pop(position)
             bounds = all_bounds[column]
-            if value >= bounds[index]:
+            # The node held the bound: it stands if the first node holds it
+            # too, or if it is minus infinity (no node of the block is open
+            # and has the resource), else it is found again.
+            if value >= bounds[index] and value != NEG and values[0] != value:
                 bounds[index] = max(values)
         self.lasts[index] = block.keys[-1]
         if len(block) * 4 < self.load and len(self.blocks) > 1:
