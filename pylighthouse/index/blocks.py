@@ -86,11 +86,14 @@ class Block:
 
     __slots__ = ("slots", "keys", "cols")
 
-    def __init__(self, slots: List[Any], columns: List[str]):
+    def __init__(self, slots: List[Any], columns: List[str],
+                 cols: Optional[Dict[str, List[float]]] = None):
         self.slots = slots
         self.keys = [slot.key for slot in slots]
+        # (``cols``: the nodes' columns when known, as when blocks split or merge)
         self.cols: Dict[str, List[float]] = {
-            key: [column_value(slot, key) for slot in slots] for key in columns}
+            key: [column_value(slot, key) for slot in slots] for key in columns} \
+            if cols is None else cols
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -416,8 +419,9 @@ class NodeClass:
 
     # ------------------------------------------------------------- blocks
 
-    def _new_block(self, index: int, slots: List[Any]) -> None:
-        block = Block(slots, self.columns)
+    def _new_block(self, index: int, slots: List[Any],
+                   cols: Optional[Dict[str, List[float]]] = None) -> None:
+        block = Block(slots, self.columns, cols)
         self.blocks.insert(index, block)
         self.lasts.insert(index, block.keys[-1])
         self.versions.insert(index, self._tick())
@@ -432,18 +436,21 @@ class NodeClass:
             del bounds[index]
 
     def _split(self, index: int) -> None:
-        slots = self.blocks[index].slots
+        block = self.blocks[index]
+        slots, cols = block.slots, block.cols.items()
         half = len(slots) // 2
         self._drop_block(index)
-        self._new_block(index, slots[half:])
-        self._new_block(index, slots[:half])
+        self._new_block(index, slots[half:], {key: values[half:] for key, values in cols})
+        self._new_block(index, slots[:half], {key: values[:half] for key, values in cols})
 
     def _merge(self, index: int) -> None:
         """Join blocks ``index`` and ``index + 1`` (split again if too long)."""
-        slots = self.blocks[index].slots + self.blocks[index + 1].slots
+        first, second = self.blocks[index], self.blocks[index + 1]
+        slots = first.slots + second.slots
+        cols = {key: values + second.cols[key] for key, values in first.cols.items()}
         self._drop_block(index + 1)
         self._drop_block(index)
-        self._new_block(index, slots)
+        self._new_block(index, slots, cols)
         if len(slots) > 2 * self.load:
             self._split(index)
 
