@@ -10,8 +10,8 @@ import decimal
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
-from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
 
 from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
 from .index import NodeOrder
@@ -65,12 +65,24 @@ def asked_for(loads: Iterable[Workload]) -> Dict[str, List[Decimal]]:
     asks, in order. Cost: O(W x R)."""
     asked: Dict[str, List[Decimal]] = {}
     negative = set()
+    # Workloads read from the same numbers share one requirement map: what
+    # such a map asks, for the same immunities, is sorted out once.
+    known: Dict[Tuple[int, FrozenSet[str]], List[Tuple[List[Decimal], Decimal]]] = {}
     for load in loads:
-        for key, needed in load.requirements.items():
-            if needed < ZERO:
-                negative.add(key)
-            elif needed > ZERO and key not in load.immunities:
-                asked.setdefault(key, []).append(needed)
+        requirements, immunities = load.requirements, load.immunities
+        entries = known.get((id(requirements), immunities))
+        if entries is None:
+            entries = known[id(requirements), immunities] = []
+            for key, needed in requirements.items():
+                if needed < ZERO:
+                    negative.add(key)
+                elif needed > ZERO and key not in immunities:
+                    needs = asked.get(key)
+                    if needs is None:
+                        needs = asked[key] = []
+                    entries.append((needs, needed))
+        for needs, needed in entries:
+            needs.append(needed)
     for key in negative:
         asked.pop(key, None)
     return asked
@@ -303,13 +315,14 @@ class BestFitDistributor(Distributor):
         # All or nothing: a trial gives up at its first miss. Otherwise the
         # second trial gives up once it has missed as many as the first: it
         # can then no longer place more.
+        before: Dict[str, Dict[str, Decimal]] = {}
         kept, missed, opened = self._trial([loads[place] for place in largest],
-                                           1 if all_or_nothing else None)
+                                           1 if all_or_nothing else None, before=before)
         # The second order can place at most the first's misses beyond those
         # a resource forces: not worth a second placement of the call when
         # they are few (all or nothing: when there is any).
         slack = 0 if all_or_nothing else len(loads) // SLACK
-        if missed and missed - self._fewest_misses(loads, kept) > slack:
+        if missed > slack and missed - self._fewest_misses(loads, before) > slack:
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
@@ -320,7 +333,7 @@ class BestFitDistributor(Distributor):
                 elif all_or_nothing:  # neither placed everything: all undone
                     return result
         elif not missed and opened:
-            bound = self._fewest_openings(loads, kept)
+            bound = self._fewest_openings(loads, kept, before)
             if opened > bound + bound // SLACK:
                 # Everything placed, on more new nodes than needed: the order
                 # given mixes workloads of every shape on each node, which
@@ -377,10 +390,11 @@ class BestFitDistributor(Distributor):
             self._redo(kept)
         return None
 
-    def _fewest_openings(self, loads: List[Workload],
-                         kept: List[Tuple[Workload, _Slot]]) -> int:
+    def _fewest_openings(self, loads: List[Workload], kept: List[Tuple[Workload, _Slot]],
+                         before: Mapping[str, Mapping[str, Decimal]]) -> int:
         """How many nodes that held no workload before the call must take
-        some of ``loads``, at least (``kept``: the call's placements so far).
+        some of ``loads``, at least (``kept``: the call's placements so far;
+        ``before``: what the nodes they changed had left before the call).
 
         Per resource of :func:`asked_for`: the demand of the workloads
         asking for it, less what the nodes holding workloads before the call
@@ -391,7 +405,7 @@ class BestFitDistributor(Distributor):
         asked = asked_for(loads)
         placed = Counter(slot.name for _, slot in kept)
         fewest = 0
-        for key, rooms in self._rooms_before(asked, kept).items():
+        for key, rooms in self._rooms_before(asked, before).items():
             needed = sum(asked[key], ZERO)
             empty: List[Decimal] = []
             for slot, here in rooms:
@@ -410,9 +424,10 @@ class BestFitDistributor(Distributor):
         return fewest
 
     def _fewest_misses(self, loads: List[Workload],
-                       kept: List[Tuple[Workload, _Slot]]) -> int:
+                       before: Mapping[str, Mapping[str, Decimal]]) -> int:
         """How many of ``loads`` find no node in any order, at least, from the
-        state before the call (``kept``: the call's placements so far).
+        state before the call (``before``: what the nodes the call changed
+        so far had left before it).
 
         Per resource of :func:`asked_for`, the workloads asking for it can
         take at most what the open nodes have left of it, summed over the
@@ -423,10 +438,12 @@ class BestFitDistributor(Distributor):
         Cost: O(N x R + W x R + W log W)."""
         asked = asked_for(loads)
         fewest = 0
-        for key, rooms in self._rooms_before(asked, kept).items():
+        for key, rooms in self._rooms_before(asked, before).items():
             left = sum((here for _, here in rooms), ZERO)
             needs = asked[key]
             demand = sum(needs, ZERO)
+            if demand <= left:
+                continue  # (none dropped: no need to sort)
             dropped = 0
             for needed in sorted(needs, reverse=True):
                 if demand <= left:
@@ -436,28 +453,22 @@ class BestFitDistributor(Distributor):
             fewest = max(fewest, dropped)
         return fewest
 
-    def _rooms_before(self, keys: Iterable[str], kept: List[Tuple[Workload, _Slot]],
+    def _rooms_before(self, keys: Iterable[str], before: Mapping[str, Mapping[str, Decimal]],
                       ) -> Dict[str, List[Tuple[_Slot, Decimal]]]:
         """Per resource of ``keys``, each open node that has it with what it
-        had left of it before the call (``kept``: the call's placements so
-        far), where that was above zero. Cost: O(N x R + placed x R)."""
+        had left of it before the call (``before``: the remaining quantities
+        before the call of the nodes it changed so far), where that was
+        above zero. Cost: O(N x R)."""
         keys = list(keys)
-        given: Dict[str, Dict[str, Decimal]] = {}
-        for load, slot in kept:
-            back = given.setdefault(slot.name, {})
-            for key, needed in load.requirements.items():
-                back[key] = back.get(key, ZERO) + needed
         rooms: Dict[str, List[Tuple[_Slot, Decimal]]] = {key: [] for key in keys}
         for slot in self._slots.values():
             if slot.cordoned:
                 continue
-            back = given.get(slot.name, {})
+            remaining = before.get(slot.name, slot.remaining)
             for key in keys:
-                here = slot.remaining.get(key)
-                if here is not None:
-                    here += back.get(key, ZERO)
-                    if here > ZERO:
-                        rooms[key].append((slot, here))
+                here = remaining.get(key)
+                if here is not None and here > ZERO:
+                    rooms[key].append((slot, here))
         return rooms
 
     def _copy_without(self, loads: List[Workload]) -> "BestFitDistributor":
@@ -476,12 +487,15 @@ class BestFitDistributor(Distributor):
 
     def _trial(self, order: List[Workload], give_up: Optional[int],
                openings: Optional[int] = None,
+               before: Optional[Dict[str, Dict[str, Decimal]]] = None,
                ) -> Tuple[List[Tuple[Workload, _Slot]], int, int]:
         """Place ``order`` one by one, each on the node :meth:`_choose` picks;
         stop once ``give_up`` workloads (if given) found no node, or once
         ``openings`` (if given) nodes that held no workload took one. Returns
         the placements made, in order, how many workloads found no node and
-        how many nodes that held none took one."""
+        how many nodes that held none took one. ``before``, if given, gets
+        the remaining quantities each node taking a workload had before its
+        first."""
         placed = []
         missed = opened = 0
         run = _Pass() if self._index is not None else None
@@ -496,6 +510,8 @@ class BestFitDistributor(Distributor):
                 opened += 1
             if run is not None:
                 run.took(load, slot)
+            if before is not None and slot.name not in before:
+                before[slot.name] = dict(slot.remaining)
             self._place(load, slot)
             placed.append((load, slot))
             if opened == openings:

@@ -381,7 +381,7 @@ def after_first(nodes, rubric, first, second):
 @given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
 def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
     distributor, twin, loads = after_first(nodes, rubric, first, second)
-    forced = distributor._fewest_misses(loads, [])
+    forced = distributor._fewest_misses(loads, {})
     for _, missed in trials_in_four_orders(twin, second):
         assert forced <= missed
 
@@ -390,7 +390,7 @@ def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, f
 @given(nodes=clusters(), rubric=MAYBE_RUBRICS, first=batches("w"), second=batches("v"))
 def test_the_fewest_new_nodes_never_exceed_those_any_order_opens(nodes, rubric, first, second):
     distributor, twin, loads = after_first(nodes, rubric, first, second)
-    fewest = distributor._fewest_openings(loads, [])
+    fewest = distributor._fewest_openings(loads, [], {})
     empty = {id(machine) for machine in twin.machines if not machine.loads}
     assert fewest == twin.fewest_openings([Load(spec) for spec in second], empty)
     for placed, missed in trials_in_four_orders(twin, second):
