@@ -11,15 +11,16 @@ from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
 from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
-                    Sequence, Tuple, Union)
+                    Sequence, Set, Tuple, Union)
 
 from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
+from .fit import check_fit
 from .index import NodeOrder
 from .model import Node, Workload
 from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
 from .rubric import Rubric
 
-__all__ = ["BestFitDistributor", "SHARES", "SLACK"]
+__all__ = ["BestFitDistributor", "RARE", "SHARES", "SLACK"]
 
 #: The context in which BestFit's default score divides and adds shares:
 #: 28 significant digits (Python's default), rounding half to even. The
@@ -30,11 +31,29 @@ SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN,
 
 RubricLike = Union[Rubric, Mapping[str, Any]]
 
+#: A workload asking for a resource at most this many nodes have (a node's
+#: own tag) and that none of them can take as a call begins counts as a
+#: forced miss (see :class:`BestFitDistributor`).
+RARE = 32
+
 #: A call's second order is tried only when the first misses more than
 #: one in this many of its workloads beyond the misses a resource forces;
 #: and the order given only when the first uses more than one in this many
 #: new nodes beyond the fewest its demand needs.
 SLACK = 100
+
+
+def _asks_below_zero(loads: Iterable[Workload]) -> bool:
+    """Whether some workload of ``loads`` asks less than zero of a resource.
+    Cost: O(W + R per distinct requirement map)."""
+    seen = set()
+    for load in loads:
+        requirements = load.requirements
+        if id(requirements) not in seen:
+            seen.add(id(requirements))
+            if any(needed < ZERO for needed in requirements.values()):
+                return True
+    return False
 
 
 def largest_capacities(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Decimal]:
@@ -137,14 +156,18 @@ class BestFitDistributor(Distributor):
     The second order is tried only when the first leaves out more than
     ``len(workloads) // SLACK`` workloads
     (:data:`~pylighthouse.bestfit.SLACK` is 100; with ``all_or_nothing``,
-    more than none) beyond those some resource forces out. The forced
-    count: per resource that no workload of the call asks less than zero
-    of, the workloads asking for it (and not immune to it) can take at
-    most what the open nodes had left of it before the call, summed over
-    the nodes; at least as many of them as must be dropped, largest first,
-    to fit within that sum find no node in any order. The largest such
-    count over the resources is the forced count. Every order misses at
-    least that many, so skipping the second order costs at most one
+    more than none) beyond the *forced* count, the sum of two counts.
+    First, unless a workload of the call asks less than zero of some
+    resource, the workloads that ask for a resource at most
+    :data:`~pylighthouse.bestfit.RARE` (32) nodes have, none of which (if
+    open) could take them before the call: nodes only lose room in a call.
+    Second, among the other workloads, per resource that no workload of
+    the call asks less than zero of, the workloads asking for it (and not
+    immune to it) can take at most what the open nodes had left of it
+    before the call, summed over the nodes; at least as many of them as
+    must be dropped, largest first, to fit within that sum find no node in
+    any order: the largest such count over the resources. Every order
+    misses at least the forced count, so skipping the second order costs at most one
     workload in a hundred of the call (and none with ``all_or_nothing``,
     which succeeds when either order places every workload), for half the
     time of such a call.
@@ -322,7 +345,7 @@ class BestFitDistributor(Distributor):
         # a resource forces: not worth a second placement of the call when
         # they are few (all or nothing: when there is any).
         slack = 0 if all_or_nothing else len(loads) // SLACK
-        if missed > slack and missed - self._fewest_misses(loads, before) > slack:
+        if missed > slack and missed - self._fewest_misses(loads, before, kept) > slack:
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
@@ -424,20 +447,30 @@ class BestFitDistributor(Distributor):
         return fewest
 
     def _fewest_misses(self, loads: List[Workload],
-                       before: Mapping[str, Mapping[str, Decimal]]) -> int:
+                       before: Mapping[str, Mapping[str, Decimal]],
+                       kept: Sequence[Tuple[Workload, _Slot]] = ()) -> int:
         """How many of ``loads`` find no node in any order, at least, from the
         state before the call (``before``: what the nodes the call changed
-        so far had left before it).
+        so far had left before it; ``kept``: the call's placements so far).
 
-        Per resource of :func:`asked_for`, the workloads asking for it can
-        take at most what the open nodes have left of it, summed over the
-        nodes (a node takes such a workload only while it has as much left,
-        and nothing the call places gives any back): at least as many of
-        them as must be dropped, largest first, to bring their demand within
-        that sum find no node. The largest such count over the resources.
-        Cost: O(N x R + W x R + W log W)."""
+        The workloads :meth:`_stranded` finds, plus, among the others, per
+        resource of :func:`asked_for`: the workloads asking for it can take
+        at most what the open nodes have left of it, summed over the nodes
+        (a node takes such a workload only while it has as much left, and
+        nothing the call places gives any back): at least as many of them
+        as must be dropped, largest first, to bring their demand within that
+        sum find no node. The largest such count over the resources.
+        Cost: O(N x R + W x R + W log W), and a ``check_fit`` per node
+        bearing the rare resource of each workload left out so far that
+        asks for one."""
+        placed = {load.name for load, _ in kept}
+        stranded = self._stranded([load for load in loads if load.name not in placed],
+                                  loads, before)
+        if stranded:
+            loads = [load for load in loads if load.name not in stranded]
         asked = asked_for(loads)
-        fewest = 0
+        fewest = len(stranded)
+        most = 0
         for key, rooms in self._rooms_before(asked, before).items():
             left = sum((here for _, here in rooms), ZERO)
             needs = asked[key]
@@ -450,8 +483,44 @@ class BestFitDistributor(Distributor):
                     break
                 demand -= needed
                 dropped += 1
-            fewest = max(fewest, dropped)
-        return fewest
+            most = max(most, dropped)
+        return fewest + most
+
+    def _stranded(self, candidates: List[Workload], loads: List[Workload],
+                  before: Mapping[str, Mapping[str, Decimal]]) -> Set[str]:
+        """The names of the workloads of ``candidates`` (of the call's
+        ``loads``) that ask for a resource at most :data:`RARE` nodes have
+        (a node's own tag, say) and that none of those nodes could take as
+        the call began (``before``: what the nodes the call changed so far
+        had left before it); none when a workload of the call asks less than
+        zero of some resource (it could give a node room). Such a workload
+        finds no node in any order: in a call, nodes only lose room.
+        Cost: O(N x R) and a ``check_fit`` per node bearing the rare
+        resource of each candidate that asks for one; O(C) when no
+        candidate asks for a resource rarer than every resource of some
+        node."""
+        wanted = {key for load in candidates for key in load.requirements}
+        if not wanted:
+            return set()
+        bearers: Dict[str, List[_Slot]] = {key: [] for key in wanted}
+        for slot in self._slots.values():
+            for key in slot.node.resources:
+                found = bearers.get(key)
+                if found is not None:
+                    found.append(slot)
+        stranded = set()
+        for load in candidates:
+            if not load.requirements:
+                continue
+            rare = min((bearers[key] for key in load.requirements), key=len)
+            if len(rare) <= RARE and not any(
+                    not slot.cordoned
+                    and check_fit(before.get(slot.name, slot.remaining), load) is None
+                    for slot in rare):
+                stranded.add(load.name)
+        if stranded and _asks_below_zero(loads):
+            return set()
+        return stranded
 
     def _rooms_before(self, keys: Iterable[str], before: Mapping[str, Mapping[str, Decimal]],
                       ) -> Dict[str, List[Tuple[_Slot, Decimal]]]:

@@ -10,7 +10,7 @@ from decimal import Decimal
 from fractions import Fraction
 from math import inf
 
-from reference import UNDEFINED, Reference, score
+from reference import UNDEFINED, Reference, fits, score
 
 #: As documented: 28 significant digits, rounding half to even.
 SHARES = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN)
@@ -94,10 +94,30 @@ class BestFitReference(Reference):
         return [(machine, max(machine.remaining[key], 0)) for machine in self.machines
                 if key in machine.remaining and not machine.cordoned]
 
+    def stranded(self, loads):
+        """As documented: unless some load asks less than zero of something,
+        the loads asking for a resource at most 32 machines have, none of
+        which (open) can take them now."""
+        if any(needed < 0 for load in loads for needed in load.requirements.values()):
+            return []
+        found = []
+        for load in loads:
+            for key in load.requirements:
+                having = [machine for machine in self.machines if key in machine.capacity]
+                if len(having) <= 32:
+                    if not any(not machine.cordoned and fits(machine, load)
+                               for machine in having):
+                        found.append(load)
+                    break
+        return found
+
     def forced_misses(self, loads):
-        """How many of ``loads`` no order can place, as documented: per
-        resource of :meth:`asked`, its loads dropped largest first until
-        their demand fits in what the open machines have left of it."""
+        """How many of ``loads`` no order can place, as documented: the
+        stranded ones, and among the others, per resource of :meth:`asked`,
+        its loads dropped largest first until their demand fits in what the
+        open machines have left of it."""
+        stranded = self.stranded(loads)
+        loads = [load for load in loads if all(load is not other for other in stranded)]
         most = 0
         for key, needs in self.asked(loads).items():
             left = sum(room for _, room in self.rooms(key))
@@ -108,7 +128,7 @@ class BestFitReference(Reference):
                 demand -= needed
                 dropped += 1
             most = max(most, dropped)
-        return most
+        return len(stranded) + most
 
     def fewest_openings(self, loads, empty):
         """How many of the ``empty`` machines (those holding no load before

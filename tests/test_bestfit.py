@@ -25,6 +25,7 @@ from pylighthouse.problem import build_distributor, load_problem, solve
 from instances import RUBRICS, batches, clusters, operations
 from reference import Load
 from reference_bestfit import BestFitReference, dominant_share
+from pylighthouse.bestfit import RARE
 from test_differential import assert_same_state, run, step_both
 from test_distributors import RUBRIC, STRATEGY_LOADS, STRATEGY_NODES
 
@@ -245,6 +246,32 @@ def test_the_second_order_is_skipped_when_a_resource_forces_the_misses():
     assert list(result.values()).count(None) == 1
 
 
+@pytest.mark.parametrize("bearers", [RARE, RARE + 1])
+def test_workloads_no_node_bearing_their_rare_resource_can_take_are_forced_misses(bearers):
+    # A zone tag on the first ``bearers`` of 80 nodes, all of those filled;
+    # ten workloads asking for the zone miss in every order, while the
+    # cluster has cpu to spare. With the tag on at most RARE nodes they are
+    # forced, and the first order stands; on more, nothing is forced, and
+    # the second order is tried (and loses).
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4, **({"zone": 0} if i < bearers else {})}}
+             for i in range(80)]
+    full = [{"name": f"f{i}", "requirements": {"cpu": 4, "zone": 0}} for i in range(bearers)]
+    loads = [{"name": f"z{i}", "requirements": {"cpu": 1 + i % 2, "zone": 0}}
+             for i in range(10)]
+    loads += [{"name": f"w{i}", "requirements": {"cpu": 1}} for i in range(50)]
+    distributor = BestFitDistributor.from_list(nodes)
+    twin = BestFitReference(nodes)
+    assert distributor.attempt_assign_loads(full) == twin.assign(full)
+    with mock.patch.object(BestFitDistributor, "_trial", autospec=True,
+                           side_effect=BestFitDistributor._trial) as trial:
+        result = distributor.attempt_assign_loads(loads)
+    assert result == twin.assign(loads)
+    assert [name for name, node in result.items() if node is None] == \
+        [f"z{i}" for i in range(10)]
+    assert trial.call_count == (1 if bearers <= RARE else 2)
+    assert_same_state(distributor, twin)
+
+
 @pytest.mark.parametrize("tiny", [0, 200])
 def test_a_large_call_keeps_its_first_order_when_the_second_could_gain_little(tiny):
     # Largest first leaves s1 and s2 out, one of them forced (7 cpu asked
@@ -382,6 +409,7 @@ def after_first(nodes, rubric, first, second):
 def test_the_forced_misses_never_exceed_the_misses_of_any_order(nodes, rubric, first, second):
     distributor, twin, loads = after_first(nodes, rubric, first, second)
     forced = distributor._fewest_misses(loads, {})
+    assert forced == twin.forced_misses([Load(spec) for spec in second])
     for _, missed in trials_in_four_orders(twin, second):
         assert forced <= missed
 
