@@ -43,19 +43,6 @@ RARE = 32
 SLACK = 100
 
 
-def _asks_below_zero(loads: Iterable[Workload]) -> bool:
-    """Whether some workload of ``loads`` asks less than zero of a resource.
-    Cost: O(W + R per distinct requirement map)."""
-    seen = set()
-    for load in loads:
-        requirements = load.requirements
-        if id(requirements) not in seen:
-            seen.add(id(requirements))
-            if any(needed < ZERO for needed in requirements.values()):
-                return True
-    return False
-
-
 def largest_capacities(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Decimal]:
     """Return, per resource, the largest of ``capacities`` (resource maps),
     keeping only the resources where that is positive and finite: the scale
@@ -78,12 +65,15 @@ def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fractio
                default=Fraction(0))
 
 
-def asked_for(loads: Iterable[Workload]) -> Dict[str, List[Decimal]]:
+def asked_for(loads: Iterable[Workload],
+              negative: Optional[Set[str]] = None) -> Dict[str, List[Decimal]]:
     """Per resource that no workload of ``loads`` asks less than zero of,
     what each workload asking more than zero of it (and not immune to it)
-    asks, in order. Cost: O(W x R)."""
+    asks, in order; ``negative``, if given, gets the resources some
+    workload asks less than zero of. Cost: O(W x R)."""
     asked: Dict[str, List[Decimal]] = {}
-    negative = set()
+    if negative is None:
+        negative = set()
     # Workloads read from the same numbers share one requirement map: what
     # such a map asks, for the same immunities, is sorted out once.
     known: Dict[Tuple[int, FrozenSet[str]], List[Tuple[List[Decimal], Decimal]]] = {}
@@ -463,12 +453,14 @@ class BestFitDistributor(Distributor):
         Cost: O(N x R + W x R + W log W), and a ``check_fit`` per node
         bearing the rare resource of each workload left out so far that
         asks for one."""
+        negative: Set[str] = set()
+        asked = asked_for(loads, negative)
         placed = {load.name for load, _ in kept}
-        stranded = self._stranded([load for load in loads if load.name not in placed],
-                                  loads, before)
+        # (a workload asking less than zero of something could give a node room)
+        stranded = set() if negative else self._stranded(
+            [load for load in loads if load.name not in placed], before)
         if stranded:
-            loads = [load for load in loads if load.name not in stranded]
-        asked = asked_for(loads)
+            asked = asked_for([load for load in loads if load.name not in stranded])
         fewest = len(stranded)
         most = 0
         for key, rooms in self._rooms_before(asked, before).items():
@@ -486,15 +478,14 @@ class BestFitDistributor(Distributor):
             most = max(most, dropped)
         return fewest + most
 
-    def _stranded(self, candidates: List[Workload], loads: List[Workload],
+    def _stranded(self, candidates: List[Workload],
                   before: Mapping[str, Mapping[str, Decimal]]) -> Set[str]:
-        """The names of the workloads of ``candidates`` (of the call's
-        ``loads``) that ask for a resource at most :data:`RARE` nodes have
-        (a node's own tag, say) and that none of those nodes could take as
-        the call began (``before``: what the nodes the call changed so far
-        had left before it); none when a workload of the call asks less than
-        zero of some resource (it could give a node room). Such a workload
-        finds no node in any order: in a call, nodes only lose room.
+        """The names of the workloads of ``candidates`` that ask for a
+        resource at most :data:`RARE` nodes have (a node's own tag, say) and
+        that none of those nodes could take as the call began (``before``:
+        what the nodes the call changed so far had left before it). When no
+        workload of the call asks less than zero of anything, such a
+        workload finds no node in any order: in a call, nodes only lose room.
         Cost: O(N x R) and a ``check_fit`` per node bearing the rare
         resource of each candidate that asks for one; O(C) when no
         candidate asks for a resource rarer than every resource of some
@@ -518,8 +509,6 @@ class BestFitDistributor(Distributor):
                     and check_fit(before.get(slot.name, slot.remaining), load) is None
                     for slot in rare):
                 stranded.add(load.name)
-        if stranded and _asks_below_zero(loads):
-            return set()
         return stranded
 
     def _rooms_before(self, keys: Iterable[str], before: Mapping[str, Mapping[str, Decimal]],
