@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
-from pylighthouse.index import NodeIndex
+from pylighthouse.index import NodeIndex, plans
 from pylighthouse.index.blocks import OPEN, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
@@ -30,15 +30,25 @@ STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
 INF = float("inf")
 
 
+#: When classes make their joint columns (JOINT_WINDOW, JOINT_WASTE,
+#: JOINT_GAIN, JOINT_SIZE): at the first search, however small the class
+#: ("eager", the index's columns at their tightest); as the library does
+#: ("adaptive"); made and dropped in turn ("churn").
+JOINT = {"eager": (1, 0.0, -INF, 0), "adaptive": None, "churn": (1, 0.0, INF, 0)}
+
+
 @contextmanager
-def settings_of(indexed, load=2):
+def settings_of(indexed, load=2, joint="eager"):
+    policy = JOINT[joint] or plans.joint_policy()
     with mock.patch.object(Distributor, "_indexed", indexed), \
-            mock.patch.object(Distributor, "_index_load", load):
+            mock.patch.object(Distributor, "_index_load", load), \
+            mock.patch.multiple(plans, JOINT_WINDOW=policy[0], JOINT_WASTE=policy[1],
+                                JOINT_GAIN=policy[2], JOINT_SIZE=policy[3]):
         yield
 
 
-def make(strategy, nodes, rubric, indexed, load=2):
-    with settings_of(indexed, load):
+def make(strategy, nodes, rubric, indexed, load=2, joint="eager"):
+    with settings_of(indexed, load, joint):
         if strategy == "BinPack":
             return lighthouse.BinPackDistributor(rubric, nodes)
         return {"Prioritized": lighthouse.PrioritizedDistributor,
@@ -99,9 +109,10 @@ def test_a_column_reads_minus_infinity_where_a_node_lacks_the_resource_or_is_cor
 
 @settings(max_examples=120, deadline=None)
 @given(strategy=STRATEGIES, nodes=clusters(max_nodes=14), rubric=RUBRICS,
-       steps=operations(max_steps=10), load=st.sampled_from([1, 2, 3, 8]))
-def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load):
-    fast = make(strategy, nodes, rubric, True, load)
+       steps=operations(max_steps=10), load=st.sampled_from([1, 2, 3, 8]),
+       joint=st.sampled_from(sorted(JOINT)))
+def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load, joint):
+    fast = make(strategy, nodes, rubric, True, load, joint)
     plain = make(strategy, nodes, rubric, False)
     reference = Reference(strategy, nodes, rubric)
     assert plain._index is None
@@ -476,8 +487,9 @@ def test_a_shape_proven_to_fit_nowhere_costs_no_search_until_room_grows():
 
 
 @settings(max_examples=40, deadline=None)
-@given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 5]))
-def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed, load):
+@given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 5]),
+       joint=st.sampled_from(sorted(JOINT)))
+def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed, load, joint):
     """Small copies of every mix of benchmarks/matrix.py: many node shapes, a
     scarce counted resource running out, many aversion groups, fits-nowhere
     workloads, hostname tags with pinned workloads, decimals, over-subscribed;
@@ -489,7 +501,7 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
     mix = rng.choice(sorted(mixes.MIXES))
     nodes, workloads = mixes.problem(mix, 30, 150, seed=seed)
     rubric = mixes.RUBRIC
-    fast = make(strategy, nodes, rubric, True, load)
+    fast = make(strategy, nodes, rubric, True, load, joint)
     reference = Reference(strategy, nodes, rubric)
     assert fast.attempt_assign_loads(workloads) == reference.assign(workloads), mix
     placed = sorted(reference.assignments())
@@ -595,13 +607,93 @@ def test_an_index_built_again_keeps_the_columns_of_the_one_it_replaces():
 
     before = columns()
     assert before[frozenset()][1] == ["disk", "mem"]
+    policy = fast._index._joint
     with mock.patch.object(lighthouse.BestFitDistributor, "_indexed_again", autospec=True,
                            side_effect=lighthouse.BestFitDistributor._indexed_again) as built:
         fast.attempt_assign_loads(loads)
     assert built.called
+    assert fast._index._joint == policy != plans.joint_policy()
     after = columns()
     assert after.keys() == before.keys()
     for keys, (names, joint) in before.items():
         assert after[keys][1] == joint
         assert set(names) <= set(after[keys][0])
+    check_index(fast)
+
+
+# ------------------------------------------------------- joint columns
+
+
+def joint_of(distributor):
+    """Per class, the resources of its joint columns (``None``: it has none)."""
+    return {keys: [name for name, _ in nodes.joint[0][1]] if nodes.joint else None
+            for keys, nodes in distributor._index._classes.items()}
+
+
+@pytest.mark.parametrize("mix, made", [("decimals", ["cpu", "mem"]), ("types", None)])
+def test_joint_columns_are_made_where_searches_meet_many_refusing_blocks(mix, made):
+    """As the library does: with Prioritized on the decimals mix (room split
+    between nodes, each workload its own quantities) searches look inside
+    many blocks that refuse once the cluster fills, so the class tries its
+    joint columns over cpu and memory (the resources least left) and keeps
+    them, since they cut those looks; on the types mix few blocks refuse
+    and none are made. Decisions are the plain scan's either way."""
+    sys_path_benchmarks()
+    import mixes
+    nodes, workloads = mixes.problem(mix, 400, 4000)
+    fast = make("Prioritized", nodes, mixes.RUBRIC, True, 64, "adaptive")
+    plain = make("Prioritized", nodes, mixes.RUBRIC, False)
+    assert fast.attempt_assign_loads(workloads) == plain.attempt_assign_loads(workloads)
+    assert joint_of(fast) == {frozenset(): made}
+    nodes_class = fast._index._classes[frozenset()]
+    # Kept columns are never reviewed again; without them, reviews go on.
+    assert (nodes_class.countdown < 0) == (made is not None)
+    check_index(fast)
+
+
+def test_joint_columns_that_do_not_cut_refusing_blocks_are_dropped_and_tried_later():
+    """Made on trial after a window of searches that met refusing blocks,
+    dropped when the next window does not meet ``JOINT_GAIN`` fewer a
+    search (infinite here: never), the plans made again without them, and
+    tried again only after a wait four times as long each time. Decisions
+    stay the reference's throughout."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4, "mem": 4}} for i in range(12)]
+    workloads = [{"name": f"w{i}", "requirements": {"cpu": 1, "mem": 1}} for i in range(40)]
+    window = 2
+    with mock.patch.multiple(plans, JOINT_WINDOW=window, JOINT_WASTE=0.0, JOINT_GAIN=INF,
+                             JOINT_SIZE=0):
+        fast = make("Prioritized", nodes, {}, True, 2, "adaptive")
+    reference = Reference("Prioritized", nodes, {})
+    nodes_class = fast._index._classes[frozenset()]
+    seen = []
+    for workload in workloads:
+        layout = fast._index._layout
+        assert fast.attempt_assign_loads([workload]) == reference.assign([workload])
+        seen.append((joint_of(fast)[frozenset()] is not None,
+                     fast._index._layout != layout, nodes_class.patience))
+        check_index(fast)
+    assert_same_state(fast, reference)
+    # (JOINT_WASTE 0: made at the first search.) Dropped at the end of the
+    # trial window, made again after a wait of 4 windows, dropped after
+    # one, then a wait of 16 windows: longer than the rest of the run.
+    had = [joint for joint, _, _ in seen]
+    assert had == [at in (0, 1, 10, 11) for at in range(len(workloads))]
+    assert [at for at, (_, changed, _) in enumerate(seen) if changed] == [0, 2, 10, 12]
+    assert seen[-1][2] == 16
+
+
+def test_a_search_that_wraps_around_after_the_joint_columns_were_dropped():
+    """Regression: RoundRobin searches from its start to the last node, then
+    from the first node on. The class dropped its joint columns at the end
+    of the first part; the second part went on with the plan that still
+    sieved on them (a KeyError) instead of the plan made again."""
+    nodes = [{"name": "n0", "resources": {"cpu": 4, "mem": 4}},
+             {"name": "n1", "resources": {"cpu": 1, "mem": 1}}]
+    with settings_of(True, 2, "churn"):
+        fast = lighthouse.RoundRobinDistributor(nodes)
+    reference = Reference("RoundRobin", nodes, {})
+    for name, size in (("w1", 1), ("w2", 2)):  # w2: not on n1, where the search starts
+        workload = [{"name": name, "requirements": {"cpu": size, "mem": size}}]
+        assert fast.attempt_assign_loads(workload) == reference.assign(workload) == {name: "n0"}
+    assert joint_of(fast) == {frozenset(): None}
     check_index(fast)

@@ -132,7 +132,8 @@ class NodeClass:
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
-                 "versions", "clock", "refusals", "recent", "joint")
+                 "versions", "clock", "refusals", "recent", "joint", "countdown", "wasted",
+                 "period", "trial", "patience")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -147,6 +148,15 @@ class NodeClass:
         # multiplied by fixed scales, one per ratio of the two (see
         # :meth:`make_joint`).
         self.joint: Any = None
+        # Whether to make them is reviewed when ``countdown`` searches of the
+        # class have run down (see :func:`.plans.review_joint`): ``wasted``
+        # counts the blocks those searches looked inside and found refusing.
+        self.countdown = 1
+        self.wasted = 0
+        self.period = 0  # (the searches counted in ``wasted``)
+        # (on trial: refusing blocks a search in the window before it)
+        self.trial: Optional[float] = None
+        self.patience = 1  # (windows to wait before the next trial)
         # Each block's version: a number of this class's clock, never given
         # twice, taken anew whenever a node of the block gains room or loses
         # an aversion group, joins it or is uncordoned (the only ways a
@@ -343,17 +353,33 @@ class NodeClass:
         self.insert(slot, taken)
 
     def update(self, index: int, position: int, keys: Iterable[str], grew: bool) -> None:
-        """Rewrite the node's columns among ``keys`` after its room changed
-        (``grew``: some quantity of it went up, or it was uncordoned)."""
+        """Rewrite the node's columns among ``keys`` (resources it has) after
+        its room changed (``grew``: some quantity of it went up)."""
         block = self.blocks[index]
         slot = block.slots[position]
         if grew:
             self.versions[index] = self._tick()
         cols = block.cols
-        for key in keys:
+        all_bounds = self.bounds
+        remaining = slot.remaining
+        cordoned = slot.cordoned
+        for key in keys:  # (resources the node has: column_value and _rewrite, inlined)
             values = cols.get(key)
-            if values is not None:
-                self._rewrite(index, position, key, values, column_value(slot, key))
+            if values is None:
+                continue
+            if cordoned:
+                value = NEG
+            else:
+                value = float(remaining[key])
+                if value < LOWEST:
+                    value = LOWEST
+            old = values[position]
+            values[position] = value
+            bounds = all_bounds[key]
+            if value > bounds[index]:
+                bounds[index] = value
+            elif value < old and old >= bounds[index]:
+                bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
             for key, value in zip(joint, self._joint_values(slot)):
@@ -383,6 +409,18 @@ class NodeClass:
         elif value < old and old >= bounds[index]:
             bounds[index] = max(values)
 
+    def tightest(self, names: Iterable[str]) -> List[str]:
+        """Two of ``names`` (every node of the class has them) with the least
+        left of the class's capacity, as floats. O(N x R)."""
+        shares = {}
+        for name in names:
+            left = total = 0.0
+            for slot in self.bearers[name]:
+                total += float(slot.node.resources[name])
+                left += float(slot.remaining[name])
+            shares[name] = left / total if 0 < total < INF else INF
+        return sorted(sorted(shares, key=shares.__getitem__)[:2])
+
     def typical(self, names: Iterable[str]) -> Dict[str, float]:
         """Per resource of ``names`` (every node of the class has them), one
         over a power of two near its typical capacity (kept within float
@@ -408,6 +446,16 @@ class NodeClass:
         for key in self.joint:
             self.add_column(key)
 
+    def drop_joint(self) -> None:
+        """Forget the joint columns. O(B x J)."""
+        joint = self.joint
+        self.joint = None
+        for key in joint:
+            self.columns.remove(key)
+            del self.bounds[key]
+            for block in self.blocks:
+                del block.cols[key]
+
     def renew(self, index: int) -> None:
         """Forget what block ``index`` refused (a node of it lost a group). O(1)."""
         self.versions[index] = self._tick()
@@ -415,7 +463,11 @@ class NodeClass:
     def refresh(self, index: int, position: int) -> None:
         """Rewrite every column of the node (it was cordoned or uncordoned)."""
         block = self.blocks[index]
-        self.update(index, position, list(block.cols), not block.slots[position].cordoned)
+        slot = block.slots[position]
+        if not slot.cordoned:
+            self.versions[index] = self._tick()
+        for key, values in block.cols.items():
+            self._rewrite(index, position, key, values, column_value(slot, key))
 
     # ------------------------------------------------------------- blocks
 

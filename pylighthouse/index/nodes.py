@@ -37,7 +37,7 @@ from ..fit import check_fit
 from ..model import Workload
 from ..quantities import ZERO
 from .blocks import NodeClass, at_least
-from .plans import FEW, Plan, make_plan
+from .plans import FEW, Plan, joint_policy, make_plan, review_joint
 from .search import first_among, first_in_class
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
@@ -98,6 +98,7 @@ class NodeIndex:
         self._grown = 0  # moves when any open node gains room
         self._plans: Dict[Shape, Plan] = {}
         self._nowhere: Dict[Shape, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
+        self._joint = joint_policy()  # (when classes make joint columns)
 
     def __len__(self) -> int:
         return len(self._home)
@@ -228,6 +229,7 @@ class NodeIndex:
         its joint columns over the same resources too: an index built again
         then searches as the one it replaces did, not with joint columns
         chosen afresh by whichever workload comes first. O(N x C)."""
+        self._joint = other._joint
         for keys, nodes in self._classes.items():
             before = other._classes.get(keys)
             if before is None:
@@ -276,10 +278,12 @@ class NodeIndex:
         the spans are known to): the shape is remembered as fitting
         nowhere at these requirements."""
         requirements = workload.requirements
-        plan = self._plan(shape, requirements)
         floats = {key: float(value) for key, value in requirements.items()}
         needed = tuple(requirements.values())
         for low, high in spans:
+            # (the plan again for each span: a class searched in the one
+            # before may have made or dropped its joint columns)
+            plan = self._plan(shape, requirements)
             found = self._earliest(plan, floats, workload, groups, low, high, shape, needed)
             if found is not None:
                 return found
@@ -287,8 +291,7 @@ class NodeIndex:
             self._remember_nowhere(shape, requirements)
         return None
 
-    @staticmethod
-    def _earliest(plan: Plan, floats: Mapping[str, float], workload: Workload,
+    def _earliest(self, plan: Plan, floats: Mapping[str, float], workload: Workload,
                   groups: FrozenSet[str], low: Any, high: Any, shape: Shape,
                   needed: Tuple[Decimal, ...]) -> Optional[Any]:
         """The earliest answer of the plan's classes in [low, high)."""
@@ -300,8 +303,13 @@ class NodeIndex:
                 found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
                                     low, high)
             else:
-                found = first_in_class(entry.nodes, entry.sieve(floats), workload, groups,
+                nodes = entry.nodes
+                found = first_in_class(nodes, entry.sieve(floats), workload, groups,
                                        low, high, shape, needed)
+                nodes.countdown -= 1
+                if not nodes.countdown and review_joint(nodes, workload.requirements,
+                                                        workload.immunities, self._joint):
+                    self._layout += 1  # (the plans sieve on the joint columns from now on)
             if found is not None:
                 best, high = found, found.key
         return best

@@ -6,7 +6,8 @@ class has each required name), either the sieve's columns (see
 :mod:`.search`) or, when the workload asks for a resource only a few nodes
 of the class have, that resource: those nodes are tried directly (a
 workload pinned by a hostname tag costs a lookup, not a scan). Plans are
-kept per shape until the classes change.
+kept per shape until the classes change. A class's joint columns are made
+and dropped here too (:func:`review_joint`): only where they pay.
 
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
@@ -15,12 +16,24 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .blocks import LOWEST, OPEN, RATIOS, NodeClass
 
-__all__ = ["Entry", "Plan", "make_plan", "FEW"]
+__all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
 
 #: A tag borne by at most this many nodes of a class is searched node by node.
 FEW = 32
 #: The threshold of a joint column: the workload's own scaled least.
 JOINT = "joint"
+#: A class's joint columns are tried when, over a window of this many of its
+#: searches, the searches looked inside at least ``JOINT_WASTE`` blocks that
+#: refused, a search on average, and kept if the next window looks inside
+#: ``JOINT_GAIN`` fewer a search, or under half as many (:func:`review_joint`).
+#: Counted in machine instructions, keeping the joint columns up to date
+#: costs about as much a placement as three quarters of a refusing block
+#: looked inside.
+JOINT_WINDOW = 256
+JOINT_WASTE = 1.0
+JOINT_GAIN = 0.75
+#: Classes of at most this many nodes never make joint columns.
+JOINT_SIZE = FEW
 
 
 class Entry:
@@ -53,22 +66,82 @@ class Entry:
                 for key, fixed in self.pairs]
 
 
+def _asked_by_all(nodes: NodeClass, needed: Mapping[str, Any],
+                  immunities: FrozenSet[str]) -> List[str]:
+    """The resources the shape asks for (not immune) that every node of the class has."""
+    return [name for name in needed if name not in immunities
+            and len(nodes.bearers[name]) == nodes.size]
+
+
 def _add_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: FrozenSet[str],
                pairs: List[Tuple[Any, Any]]) -> None:
-    """Sieve on the class's joint column too, when the shape asks for each of
-    its resources (making it, if the class has none yet, from the resources
-    this workload needs most of, for the nodes' size): per-resource bounds
-    cannot see that the cpu left and the memory left sit on different nodes,
-    the joint column can."""
-    asked = [name for name in needed if name not in immunities
-             and len(nodes.bearers[name]) == nodes.size]
-    if nodes.joint is None and len(asked) >= 2 and nodes.size > FEW:
-        typical = nodes.typical(asked)
-        asked.sort(key=lambda name: -float(needed[name]) * typical[name])
-        nodes.make_joint(sorted(asked[:2]))
+    """Sieve on the class's joint column too, if it has one and the shape
+    asks for each of its resources."""
     joint = nodes.joint
-    if joint is not None and all(name in asked for name, _ in joint[0][1]):
-        pairs.insert(0, (joint, JOINT))
+    if joint is not None:
+        asked = _asked_by_all(nodes, needed, immunities)
+        if all(name in asked for name, _ in joint[0][1]):
+            pairs.insert(0, (joint, JOINT))
+
+
+Policy = Tuple[int, float, float, int]
+
+
+def joint_policy() -> Policy:
+    """(:data:`JOINT_WINDOW`, :data:`JOINT_WASTE`, :data:`JOINT_GAIN`,
+    :data:`JOINT_SIZE`) as they are now: an index keeps them from when it is
+    made."""
+    return JOINT_WINDOW, JOINT_WASTE, JOINT_GAIN, JOINT_SIZE
+
+
+def review_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: FrozenSet[str],
+                 policy: Policy) -> bool:
+    """Called when the class's ``countdown`` of searches ran out, the last
+    one for a workload asking ``needed``; whether the class's joint columns
+    were made or dropped (the plans must then be made again).
+
+    Per-resource bounds cannot see that the cpu left and the memory left
+    sit on different nodes; the joint columns
+    (:meth:`~.blocks.NodeClass.make_joint`) can, but every placement then
+    keeps five more columns up to date. So they are made on trial, over the
+    two resources the workload asks for with the least left of the class's
+    capacity, when the window of :data:`JOINT_WINDOW` searches just ended
+    looked inside at least :data:`JOINT_WASTE` blocks that refused a search
+    on average; they are kept if the next window looks inside
+    :data:`JOINT_GAIN` fewer a search, or under half as many, else dropped and
+    tried again after a wait that grows fourfold each time; never in a
+    class of at most :data:`JOINT_SIZE` nodes. ``policy``: these four, from
+    :func:`joint_policy` (``JOINT_WASTE`` 0 makes the columns at the first
+    search, ``JOINT_GAIN`` minus infinity keeps them).
+
+    Cost: O(N x R) when the columns are made, O(B x J) when dropped, O(R)
+    else."""
+    window, waste, gain, size = policy
+    period = nodes.period
+    rate = nodes.wasted / period if period else 0.0
+    changed = False
+    if nodes.joint is None:
+        if (period or not waste) and rate >= waste and nodes.size > size:
+            asked = _asked_by_all(nodes, needed, immunities)
+            if len(asked) >= 2:
+                nodes.make_joint(nodes.tightest(asked))
+                nodes.trial = rate
+                changed = True
+    elif nodes.trial is not None:
+        if nodes.trial - rate < gain and 2 * rate >= nodes.trial:
+            nodes.drop_joint()
+            nodes.trial = None
+            nodes.patience *= 4
+            nodes.countdown = nodes.period = window * nodes.patience
+            nodes.wasted = 0
+            return True
+        nodes.trial = None  # kept
+    if nodes.joint is None or nodes.trial is not None:
+        nodes.countdown = nodes.period = window
+        nodes.wasted = 0
+    else:
+        nodes.countdown = -1  # (kept: never reviewed again)
+    return changed
 
 
 class Plan:

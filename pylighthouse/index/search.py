@@ -169,6 +169,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             if plain_stamps is not None and not averse:
                 plain_stamps[index] = versions[index]
             refused.visits += 1
+            nodes.wasted += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
     total = len(blocks)
