@@ -137,6 +137,11 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
 
 #: Integers longer than this (in bits) are out of range whatever they hold.
 _MAX_BITS = 4 * MAX_EXPONENT
+#: Floats whose magnitude lies between these are in range (at most 17
+#: significant digits: 10 ** -(MAX_EXPONENT - 20) has no more than
+#: MAX_EXPONENT decimal places).
+_PLAIN_LOW = float(10 ** -(MAX_EXPONENT - 20))
+_PLAIN_HIGH = float(10 ** MAX_EXPONENT)
 
 
 def _out_of_range(value: Any, where: str) -> InvalidInputError:
@@ -293,7 +298,14 @@ def to_quantities(value: Any, where: str, field: str,
         # seen before, and this skips building an error label.
         kind = type(quantity)
         known = _MADE.get((kind, quantity)) if kind is int or kind is float else None
-        if known is None or (finite and known.is_infinite()):
+        if known is None and kind is float and _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
+            # A float well inside the range (quantities of their own, such as
+            # 3.17 cpu, miss the cache): to_quantity's result, without its
+            # checks, which such a float passes.
+            known = Decimal(float.__repr__(quantity))
+            if len(_MADE) < _MADE_LIMIT:
+                _MADE[kind, quantity] = known
+        elif known is None or (finite and known.is_infinite()):
             known = to_quantity(quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
         checked[key] = known
     # Workloads come in a few flavours: equal mappings (the same keys, the

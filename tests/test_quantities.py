@@ -97,3 +97,21 @@ def test_sums_of_decimals_are_exact(values):
     for quantity in quantities:
         total -= quantity
     assert total == 0
+
+
+@given(st.one_of(st.floats(), st.floats(min_value=-1e-270, max_value=1e-270),
+                 st.sampled_from([1e-280, 1e300, -1e300, 1e-281, 1.0000000000000002e300,
+                                  1.2345678901234567e-280, 1.2345678901234567e-290, 0.0,
+                                  -0.0])))
+def test_to_quantities_reads_each_float_as_to_quantity_does(value):
+    """Mappings read floats inside the range on a shorter path: the same
+    Decimal (to the digit) as :func:`to_quantity`, and the same refusals."""
+    try:
+        expected = to_quantity(value, "x")
+    except InvalidInputError as error:
+        with pytest.raises(InvalidInputError) as raised:
+            to_quantities({"cpu": value}, "workload 'w'", "requirements", False)
+        assert str(raised.value).endswith("requirements['cpu']: " + str(error)[len("x: "):])
+        return
+    got = to_quantities({"cpu": value}, "workload 'w'", "requirements", False)["cpu"]
+    assert str(got) == str(expected) and got == expected
