@@ -300,9 +300,9 @@ def to_quantities(value: Any, where: str, field: str,
         known = _MADE.get((kind, quantity)) if kind is int or kind is float else None
         if known is None and kind is float and _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
             # A float well inside the range (quantities of their own, such as
-            # 3.17 cpu, miss the cache): to_quantity's result, without its
+            # 3.17 cpu, miss the cache): to_quantity's conversion, without its
             # checks, which such a float passes.
-            known = Decimal(float.__repr__(quantity))
+            known = _float_to_decimal(quantity)
             if len(_MADE) < _MADE_LIMIT:
                 _MADE[kind, quantity] = known
         elif known is None or (finite and known.is_infinite()):
