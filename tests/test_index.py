@@ -697,3 +697,36 @@ def test_a_search_that_wraps_around_after_the_joint_columns_were_dropped():
         assert fast.attempt_assign_loads(workload) == reference.assign(workload) == {name: "n0"}
     assert joint_of(fast) == {frozenset(): None}
     check_index(fast)
+
+
+QUANTITY = st.decimals(min_value=Decimal("0.01"), max_value=Decimal("5000"), places=2)
+SPARE = st.decimals(min_value=Decimal("0"), max_value=Decimal("5000"), places=2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cpu=QUANTITY, mem=QUANTITY, more_cpu=SPARE, more_mem=SPARE,
+       sizes=st.lists(st.sampled_from([(1, 4), (8, 2), (64, 256), (2, 512)]),
+                      min_size=1, max_size=4))
+def test_a_sieve_checks_three_joint_columns_that_every_fitting_node_passes(
+        cpu, mem, more_cpu, more_mem, sizes):
+    """The joint column nearest the workload's ratio and the two next to it
+    (one at either end of the ratios): a node with room for the workload
+    reads at least the workload's threshold in each."""
+    nodes = [{"name": f"n{at}", "resources": {"cpu": c, "mem": m}}
+             for at, (c, m) in enumerate(sizes)]
+    nodes.append({"name": "x", "resources": {"cpu": cpu + more_cpu, "mem": mem + more_mem}})
+    with settings_of(True, 2, "eager"):
+        fast = lighthouse.PrioritizedDistributor(nodes)
+    fast.attempt_assign_loads([{"name": "probe", "requirements": {"cpu": 10 ** 6, "mem": 1}}])
+    nodes_class = fast._index._classes[frozenset()]
+    assert nodes_class.joint is not None
+    requirements = {"cpu": cpu, "mem": mem}
+    entry = plans.make_plan(fast._index._classes, requirements, frozenset(), 0).entries[0]
+    sieve = entry.sieve({key: float(value) for key, value in requirements.items()})
+    joints = [key for key, _ in sieve if key in nodes_class.joint]
+    assert len(joints) == len(set(joints)) == (2 if joints[0] in (nodes_class.joint[0],
+                                                                  nodes_class.joint[-1]) else 3)
+    assert sieve[0][0] == joints[0]  # (it leads: the class has no partial resource)
+    slot = next(slot for slot in nodes_class if slot.node.name == "x")
+    for key, threshold in sieve:
+        assert column_value(slot, key) >= threshold, key

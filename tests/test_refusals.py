@@ -1,6 +1,6 @@
 """The index's memory of refusals: a block that refused a requirement vector
-refuses every vector at least as large in each resource, until one of its
-nodes gains room, joins it, is uncordoned or loses an aversion group."""
+refuses it again until one of its nodes gains room, joins it, is uncordoned
+or loses an aversion group."""
 from decimal import Decimal
 from unittest import mock
 
@@ -47,19 +47,20 @@ def recording():
     return calls, mock.patch.object(NodeClass, "refused", refused)
 
 
-def test_a_larger_vector_inherits_the_refusals_of_every_smaller_one():
+def test_the_same_vector_starts_from_the_blocks_that_refused_it():
     fast = make("Prioritized", NODES, {}, True, 2)
     reference = Reference("Prioritized", NODES, {})
     calls, patch = recording()
     with patch:
-        for batch in ([load("a", 2, 1, disk=3)], [load("b", 2, 1, disk=2)],
-                      [load("v", 2, 2, disk=3)]):
+        for batch in ([load("a", 2, 1, disk=3)], [load("v", 2, 2, disk=3)],
+                      [load("b", 2, 1, disk=3)]):
             assert fast.attempt_assign_loads(batch) == reference.assign(batch)
-    assert fast.assignments == {"a": "n4", "b": "n2", "v": "n6"}
-    # a (2, 1, 3) was refused by blocks 0 and 1, b (2, 1, 2) by block 0 only
-    # (the newer of the two); v (2, 2, 3) is at least both: it starts
-    # knowing that blocks 0 and 1 refuse it.
-    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])
+    assert fast.assignments == {"a": "n4", "v": "n6", "b": "n6"}
+    # a (2, 1, 3) was refused by blocks 0 and 1; v (2, 2, 3), larger but
+    # new, starts knowing nothing (and block 2 refuses it: n4 is short of
+    # disk now); b, equal to a, starts knowing that blocks 0 and 1 refuse it.
+    assert calls[1] == ((2.0, 2.0, 3.0), [])
+    assert calls[-1] == ((2.0, 1.0, 3.0), [0, 1])
     check_index(fast)
 
 
@@ -94,9 +95,9 @@ def test_a_refusal_is_forgotten_when_a_node_gains_room():
         ("assign", [load("a", 2, 1, disk=3)]),   # n4, after blocks 0 and 1
         ("assign", [load("b", 2, 1, disk=3)]),   # block 2 refuses too now: n6
         ("release", ["a"]),                      # n4, in block 2, gains room
-        ("assign", [load("c", 2, 2, disk=3)])])  # at least b: inherits, yet n4
+        ("assign", [load("c", 2, 1, disk=3)])])  # equal to b, yet n4
     assert assignments == {"b": "n6", "c": "n4"}
-    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])  # block 2 no longer
+    assert calls[-1] == ((2.0, 1.0, 3.0), [0, 1])  # block 2 no longer
 
 
 def test_a_refusal_is_forgotten_when_a_node_joins_the_block():
@@ -106,9 +107,9 @@ def test_a_refusal_is_forgotten_when_a_node_joins_the_block():
     assignments, calls = decide_like_the_reference(nodes, [
         ("assign", [load("a", 2, 1, disk=3)]),  # refused by both blocks
         ("add", [{"name": "m", "resources": {"cpu": 5, "mem": 5, "disk": 5}}]),
-        ("assign", [load("b", 2, 2, disk=3)])], block=3)
+        ("assign", [load("b", 2, 1, disk=3)])], block=3)
     assert assignments == {"b": "m"}
-    assert calls[-1] == ((2.0, 2.0, 3.0), [0])
+    assert calls[-1] == ((2.0, 1.0, 3.0), [0])
 
 
 def test_a_refusal_is_forgotten_when_a_node_is_uncordoned():
@@ -116,9 +117,9 @@ def test_a_refusal_is_forgotten_when_a_node_is_uncordoned():
         ("cordon", "n4"),
         ("assign", [load("a", 2, 1, disk=3)]),  # blocks 0 to 2 refuse: n6
         ("uncordon", "n4"),
-        ("assign", [load("b", 2, 2, disk=3)])])
+        ("assign", [load("b", 2, 1, disk=3)])])
     assert assignments == {"a": "n6", "b": "n4"}
-    assert calls[-1] == ((2.0, 2.0, 3.0), [0, 1])
+    assert calls[-1] == ((2.0, 1.0, 3.0), [0, 1])
 
 
 def test_a_refusal_is_forgotten_when_a_node_loses_a_group():
@@ -126,9 +127,10 @@ def test_a_refusal_is_forgotten_when_a_node_loses_a_group():
         ("assign", [load("a", 0, 0, ["g"])]),            # n0
         ("assign", [load("b", 2, 1, ["g"], disk=1)]),    # n0 averse, n1 short: n2
         ("release", ["a"]),                              # n0 loses the group
-        ("assign", [load("c", 2, 2, ["g"], disk=1)])])  # at least b, yet n0
+        ("assign", [load("c", 2, 1, ["g"], disk=1)])])  # equal to b, yet n0
     assert assignments == {"b": "n2", "c": "n0"}
-    assert calls[-1] == ((2.0, 2.0, 1.0), [])
+    # (with groups, then the same vector without: neither knows block 0 now)
+    assert calls[-2:] == [((2.0, 1.0, 1.0), []), ((2.0, 1.0, 1.0), [])]
 
 
 #: Blocks of two: in the first, one node is short of memory and the other of

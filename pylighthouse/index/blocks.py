@@ -30,8 +30,6 @@ block O(C + L).
 """
 import math
 from bisect import bisect_left
-from itertools import compress, repeat
-from operator import and_, attrgetter, ge
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
@@ -43,13 +41,8 @@ RATIOS = (-2, -1, 0, 1, 2)
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
-#: At most this many requirement vectors whose refusals a class keeps, and
-#: this many recent ones per shape tried for a larger vector.
+#: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
-MAX_VECTORS = 64
-#: How many of the last searches of a shape say whether looking for a
-#: smaller vector is worth it.
-WORTH = 8
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -106,21 +99,13 @@ class Block:
 class Refused:
     """Per block, the version at which the block refused a requirement
     vector (``stamps``); ``prefix``: how many blocks from the first one
-    refused it, as found by the last search from the first block;
-    ``needed``: the vector; ``visits``: how many blocks the last search for
-    it looked inside and found refusing."""
+    refused it, as found by the last search from the first block."""
 
-    __slots__ = ("stamps", "prefix", "needed", "visits")
+    __slots__ = ("stamps", "prefix")
 
-    def __init__(self, needed: Tuple[Any, ...] = ()) -> None:
+    def __init__(self) -> None:
         self.stamps: List[int] = []
         self.prefix = 0
-        self.needed = needed
-        self.visits = 0
-
-
-_PREFIX = attrgetter("prefix")
-_VISITS = attrgetter("visits")
 
 
 class NodeClass:
@@ -132,7 +117,7 @@ class NodeClass:
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
-                 "versions", "clock", "refusals", "recent", "joint", "countdown", "wasted",
+                 "versions", "clock", "refusals", "joint", "countdown", "wasted",
                  "period", "trial", "patience")
 
     def __init__(self, keys: FrozenSet[str], load: int):
@@ -164,58 +149,18 @@ class NodeClass:
         self.versions: List[int] = []
         self.clock = 0
         # Per shape and requirement vector, per block, the version at which
-        # no node of the block took the vector ("refused"); and per shape
-        # the last few vectors, whose refusals a larger vector inherits.
+        # no node of the block took the vector ("refused").
         self.refusals: Dict[Tuple[Any, Tuple[Any, ...]], Refused] = {}
-        # (the recent vectors' refusals, their floats per requirement).
-        self.recent: Dict[Any, Tuple[List[Refused], List[List[Any]]]] = {}
 
     def refused(self, shape: Any, needed: Tuple[Any, ...]) -> "Refused":
-        """What the blocks refused of ``needed`` (of ``shape``) or of anything
-        ``needed`` is at least, to be compared with :attr:`versions`, and
-        written when a block refuses. O(V x R + B) for a vector not seen
-        before (V recent vectors of the shape, R requirements, B blocks),
-        O(1) for one seen before."""
+        """What the blocks refused of ``needed`` (of ``shape``), to be
+        compared with :attr:`versions`, and written when a block refuses.
+        O(1), plus O(B) for B blocks the first time."""
         refused = self.refusals.get((shape, needed))
         if refused is None:
             if len(self.refusals) >= MAX_REFUSED:
                 self.refusals.clear()
-                self.recent.clear()
-            recent = self.recent.get(shape)
-            if recent is None:
-                recent = self.recent[shape] = ([], [[] for _ in needed])
-            refused = Refused(needed)
-            # What refused less refuses this too: a block that refused a
-            # recent vector ``needed`` is at least, and is still at the
-            # version it refused at, refuses ``needed``. Of those vectors,
-            # the one refused by the longest run of blocks from the first
-            # one (a search from the first block stamps every block before
-            # its answer) lends its stamps. Floats, compared in C, pick the
-            # candidates (a quantity at least another has a float at least
-            # the other's); the exact quantities decide. Only worth its cost
-            # when the last searches of the shape looked inside at least one
-            # refusing block each on average (else the bounds pass the
-            # blocks in C anyway).
-            vectors, columns = recent
-            candidates = None
-            last = vectors[-WORTH:]
-            if last and sum(map(_VISITS, last)) >= len(last):
-                candidates = list(compress(vectors, _dominated(needed, recent)))
-            if candidates:
-                candidates.sort(key=_PREFIX, reverse=True)
-                for known in candidates:
-                    if all(map(ge, needed, known.needed)):
-                        refused.stamps = list(known.stamps)
-                        refused.prefix = known.prefix
-                        break
-            self.refusals[shape, needed] = refused
-            if len(vectors) >= MAX_VECTORS:
-                del vectors[0]
-                for column in columns:
-                    del column[0]
-            vectors.append(refused)
-            for column, value in zip(columns, needed):
-                column.append(float(value))
+            refused = self.refusals[shape, needed] = Refused()
         stamps = refused.stamps
         missing = len(self.blocks) - len(stamps)
         if missing > 0:
@@ -505,19 +450,6 @@ class NodeClass:
         self._new_block(index, slots, cols)
         if len(slots) > 2 * self.load:
             self._split(index)
-
-
-def _dominated(needed: Tuple[Any, ...],
-               recent: Tuple[List[Refused], List[List[Any]]]) -> Iterator[bool]:
-    """Per recent vector, whether the floats of ``needed`` are at least its
-    floats in every requirement: one ``map`` per requirement, in C."""
-    columns = recent[1]
-    if not columns:
-        return repeat(True, len(recent[0]))
-    passes: Iterator[bool] = map(ge, repeat(float(needed[0])), columns[0])
-    for value, column in zip(needed[1:], columns[1:]):
-        passes = map(and_, passes, map(ge, repeat(float(value)), column))
-    return passes
 
 
 def at_least(needed: Any, known: Any) -> bool:

@@ -60,10 +60,20 @@ class Entry:
         return any(max(bounds[key], default=-math.inf) < 0.0 for key in self.wards)
 
     def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
-        """The (column, threshold) pairs for a workload with these float requirements."""
-        return [_joint(floats, key) if fixed is JOINT else
-                (key, floats[key] if fixed is None else fixed)
-                for key, fixed in self.pairs]
+        """The (column, threshold) pairs for a workload with these float
+        requirements. The joint column nearest the workload's ratio comes
+        where the plan put it; the two next to it, whose thresholds every
+        fitting node meets too, come last: they reject blocks whose bounds
+        pass every other column."""
+        pairs = []
+        rest: List[Tuple[Any, float]] = []
+        for key, fixed in self.pairs:
+            if fixed is JOINT:
+                near, *rest = _joints(floats, key)
+                pairs.append(near)
+            else:
+                pairs.append((key, floats[key] if fixed is None else fixed))
+        return pairs + rest if rest else pairs
 
 
 def _asked_by_all(nodes: NodeClass, needed: Mapping[str, Any],
@@ -154,21 +164,24 @@ class Plan:
         self.entries = entries
 
 
-def _joint(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> Tuple[Any, float]:
-    """The joint column whose ratio is nearest the workload's, and the
-    workload's threshold on it: the same float operations on its
-    requirements as on a node's room (so rounding keeps every node that has
-    enough of both)."""
+def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[Any, float]]:
+    """The joint column whose ratio is nearest the workload's, then the ones
+    next to it, each with the workload's threshold on it: the same float
+    operations on its requirements as on a node's room (so rounding keeps
+    every node that has enough of both)."""
     (first, scale), (second, base) = joint[RATIOS.index(0)][1]
-    one, two = floats[first] * scale, floats[second] * base
-    power = 0
-    if 0 < one < math.inf and 0 < two < math.inf:
-        ratio = one / two  # may round to 0 or inf: no logarithm then
-        if 0 < ratio < math.inf:
-            power = max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4))))
-    key = joint[RATIOS.index(power)]
-    (_, scale), (_, other) = key[1]
-    return key, min(floats[first] * scale, floats[second] * other)
+    one, two = floats[first], floats[second]
+    at = RATIOS.index(0)
+    ratio = one * scale / (two * base) if 0 < two * base < math.inf else 0.0
+    if 0 < ratio < math.inf:  # (may round to 0 or inf: no logarithm then)
+        at = RATIOS.index(max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4)))))
+    pairs = []
+    for index in (at, at - 1, at + 1):
+        if 0 <= index < len(joint):
+            key = joint[index]
+            (_, scale), (_, other) = key[1]
+            pairs.append((key, min(one * scale, two * other)))
+    return pairs
 
 
 def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],

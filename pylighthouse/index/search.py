@@ -18,7 +18,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 A block whose nodes all said no (or were averse) is remembered for the
 workload's shape, aversion groups and requirements
 (:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
-loses a group: the next search for the same or a larger vector skips the
+loses a group: the next search for the same vector skips the
 block in step 2, in C. So averse nodes that fit are stepped over one by
 one once per block, not once per search.
 
@@ -115,7 +115,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # (the same vector without groups)
     plain: Optional[Refused] = nodes.refused(shape, needed) if groups else None
     plain_stamps = None if plain is None else plain.stamps
-    refused.visits = 0
     done = first  # blocks before this one are known to refuse (or out of range)
     if first == 0 and offset == 0:
         # Blocks that refused this vector last time, still at those versions,
@@ -168,7 +167,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             stamps[index] = versions[index]
             if plain_stamps is not None and not averse:
                 plain_stamps[index] = versions[index]
-            refused.visits += 1
             nodes.wasted += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
