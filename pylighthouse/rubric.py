@@ -31,7 +31,10 @@ class Rubric:
 
     def __init__(self, weights: Union["Rubric", Mapping[str, Any]]):
         if isinstance(weights, Rubric):
-            weights = weights.weights
+            # Checked already, and read-only: shared, not checked again (a
+            # problem's rubric of thousands of weights is read once).
+            object.__setattr__(self, "weights", weights.weights)
+            return
         checked = {key: weight
                    for key, weight in to_quantities(weights, "", "rubric", True).items()
                    if weight != ZERO}

@@ -40,3 +40,19 @@ def test_resources_no_map_has_do_not_change_the_score():
     assert wide.relevant({"cpu": Decimal(3), "mem": Decimal(8)}) == (("cpu", Decimal(3)),)
     assert Rubric({"cpu": 2}).relevant({"cpu": Decimal(3), "mem": Decimal(8)}) == \
         (("cpu", Decimal(3)),)
+
+
+def test_a_rubric_made_from_a_rubric_takes_its_checked_weights_as_they_are(monkeypatch):
+    import pylighthouse.rubric as module
+    from pylighthouse import BestFitDistributor, BinPackDistributor
+    rubric = Rubric({**{f"unused-{i}": 1 for i in range(2_000)}, "cpu": 2, "mem": 0})
+    checked = []
+    monkeypatch.setattr(module, "to_quantities", lambda *args: checked.append(args))
+    copies = [Rubric(rubric), BinPackDistributor(rubric).rubric,
+              BestFitDistributor([], rubric)._rubric]
+    assert checked == []  # (a problem's rubric is read once, not again per distributor)
+    for copy in copies:
+        assert copy == rubric and copy.weights is rubric.weights
+        assert copy.score({"cpu": Decimal(3), "mem": Decimal(8)}) == 6
+    monkeypatch.undo()
+    assert "mem" not in Rubric(rubric).weights  # (zero weights stayed out)
