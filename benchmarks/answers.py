@@ -25,14 +25,23 @@ the answer. The table gives medians and the median of the per-run ratios.
 Last, BinPack's partial answer with the problem's 3-weight rubric against
 the same with 20,000 more weights for resources no node has (they must
 cost nothing).
+
+``--write PATH`` writes the problem as a JSON problem file instead (for
+``pylighthouse assign PATH``; ``--strategy`` sets its strategy) and times
+nothing::
+
+    python benchmarks/answers.py --nodes 2000 --workloads 100000 --write big.json
+    time pylighthouse assign big.json > /dev/null
 """
 import argparse
 import gc
+import json
+import math
 import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
@@ -83,34 +92,65 @@ def ratio(times: Dict[str, List[float]], top: str, bottom: str) -> float:
     return statistics.median(a / b for a, b in zip(times[top], times[bottom]))
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    """Print the table; return its rows (seconds as medians)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--workloads", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--write", metavar="PATH",
+                        help="write the problem as a JSON problem file and time nothing")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="Prioritized",
+                        help="the strategy of the file --write writes")
+    args = parser.parse_args(argv)
     # problems.problem keeps OVERSUBSCRIBED of the nodes asked for.
     nodes, loads = problems.problem(round(args.nodes / problems.OVERSUBSCRIBED),
                                     args.workloads, over=True)
+    if args.write:
+        write(args.write, {"nodes": nodes, "workloads": loads, "strategy": args.strategy,
+                           "rubric": problems.RUBRIC})
+        print(f"wrote {len(nodes)} nodes x {len(loads)} workloads to {args.write}")
+        return []
     print(f"{len(nodes)} nodes x {len(loads)} workloads (over-subscribed), "
           f"median of {args.repeat} alternating runs, seconds")
     header = (f"{'strategy':<12}{'mode':<16}{'unplaced':>9}{'place':>8}{'answer':>8}"
               f"{'ratio':>7}{'place e2e':>11}{'answer e2e':>12}{'ratio':>7}")
     print(header)
     print("-" * len(header))
+    rows = []
     for strategy in STRATEGIES:
         data = {"nodes": nodes, "workloads": loads, "strategy": strategy,
                 "rubric": problems.RUBRIC}
         for partial in (True, False):
             times, unplaced = measure(strategy, data, partial, args.repeat)
             median = {key: statistics.median(values) for key, values in times.items()}
+            row = dict(median, strategy=strategy, partial=partial, unplaced=unplaced,
+                       ratio=ratio(times, "answer", "place"),
+                       ratio_e2e=ratio(times, "answer_e2e", "place_e2e"))
+            rows.append(row)
             print(f"{strategy:<12}{'partial' if partial else 'all-or-nothing':<16}"
                   f"{unplaced if partial else '-':>9}"
                   f"{median['place']:>8.3f}{median['answer']:>8.3f}"
-                  f"{ratio(times, 'answer', 'place'):>7.2f}"
+                  f"{row['ratio']:>7.2f}"
                   f"{median['place_e2e']:>11.3f}{median['answer_e2e']:>12.3f}"
-                  f"{ratio(times, 'answer_e2e', 'place_e2e'):>7.2f}")
+                  f"{row['ratio_e2e']:>7.2f}")
     wide_rubric(nodes, loads, args.repeat)
+    return rows
+
+
+def write(path: str, data: Dict[str, Any]) -> None:
+    """Write ``data`` as a problem file: infinities as the strings JSON
+    problem files take for them."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, float) and math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [plain(item) for item in value]
+        return value
+    with open(path, "w") as file:
+        json.dump(plain(data), file)
 
 
 def wide_rubric(nodes: List[Dict[str, Any]], loads: List[Dict[str, Any]],

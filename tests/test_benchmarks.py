@@ -164,3 +164,36 @@ def test_the_matrix_runs_every_strategy_by_default(capsys):
     assert [row["strategy"] for row in rows] == ["Prioritized", "RoundRobin", "BinPack",
                                                  "BestFit"]
     assert all(row["per_s"] > 0 for row in rows)
+
+
+def test_a_tiny_answers_run_times_every_strategy_and_mode(capsys):
+    import answers
+    rows = answers.main(["--nodes", "20", "--workloads", "200", "--repeat", "1"])
+    assert [(row["strategy"], row["partial"]) for row in rows] == [
+        (strategy, partial) for strategy in answers.STRATEGIES for partial in (True, False)]
+    for row in rows:
+        for figure in ("place", "answer", "place_e2e", "answer_e2e", "ratio", "ratio_e2e"):
+            assert row[figure] > 0
+    # Over-subscribed: some workloads find no node, and are explained.
+    assert all(0 < row["unplaced"] < 200 for row in rows if row["partial"])
+    out = capsys.readouterr().out
+    assert "all-or-nothing" in out and "20,000 more" in out
+
+
+def test_answers_writes_a_problem_file_the_command_line_solves(tmp_path, capsys):
+    import answers
+    import json
+    from pylighthouse.cli import main as command_line
+    from pylighthouse.problem import load_problem, solve
+    path = tmp_path / "big.json"
+    assert answers.main(["--nodes", "20", "--workloads", "200", "--write", str(path),
+                         "--strategy", "BinPack"]) == []
+    capsys.readouterr()
+    data = json.loads(path.read_text())
+    assert data["strategy"] == "BinPack"
+    assert any(node["resources"].get(problems.WARD) == "-inf" for node in data["nodes"])
+    nodes, loads = problems.problem(40, 200, over=True)
+    expected = solve(load_problem({"nodes": nodes, "workloads": loads, "strategy": "BinPack",
+                                   "rubric": problems.RUBRIC}), True).to_dict()
+    assert command_line(["assign", str(path)]) == 1  # (some workloads found no node)
+    assert json.loads(capsys.readouterr().out) == expected
