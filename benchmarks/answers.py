@@ -100,7 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write", metavar="PATH",
                         help="write the problem as a JSON problem file and time nothing")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="Prioritized",
+    parser.add_argument("--strategy", choices=STRATEGIES + ("BestFit",), default="Prioritized",
                         help="the strategy of the file --write writes")
     args = parser.parse_args(argv)
     # problems.problem keeps OVERSUBSCRIBED of the nodes asked for.
