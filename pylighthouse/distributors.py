@@ -520,7 +520,9 @@ class Distributor:
         Raises:
             InvalidTypeError, InvalidInputError: a workload is not valid.
 
-        Cost: O(N x R) per distinct (requirements, immunities), plus O(F)
+        Cost: O(N x R) once, then per distinct (requirements, immunities)
+        O(N) and one fit check per distinct state of the nodes (nodes with
+        the same remaining quantities, written alike, share one); plus O(F)
         per workload for the F nodes where it fits; O(N log N) once for
         BinPack's order.
         """
@@ -529,14 +531,23 @@ class Distributor:
         refusals: Dict[Any, Tuple[Dict[str, Reason], List[str], Explanation]] = {}
         with decimal.localcontext(EXACT):
             order = [(slot.name, slot.remaining, slot.cordoned) for slot in self._order()]
-            for load in loads:
-                shape = (tuple(load.requirements.items()), load.immunities)
+            shapes = [(tuple(load.requirements.items()), load.immunities) for load in loads]
+            # Nodes left in the same state (as full nodes of one machine type
+            # often are) get the same reason: one fit check a state, when
+            # there is more than one shape to explain.
+            states: Sequence[int] = (_states(order) if len(set(shapes)) > 1
+                                     else range(len(order)))
+            for load, shape in zip(loads, shapes):
                 known = refusals.get(shape)
                 if known is None:
                     reasons: Dict[str, Reason] = {}
                     fitting: List[str] = []
-                    for name, remaining, cordoned in order:
-                        reason = _CORDONED if cordoned else check_fit(remaining, load)
+                    seen: List[Any] = [_UNSEEN] * len(order)
+                    for (name, remaining, cordoned), state in zip(order, states):
+                        reason = seen[state]
+                        if reason is _UNSEEN:
+                            reason = seen[state] = (_CORDONED if cordoned
+                                                    else check_fit(remaining, load))
                         if reason is None:
                             fitting.append(name)
                         else:
@@ -1152,6 +1163,19 @@ class BinPackDistributor(Distributor):
 
 
 _CORDONED = Reason(CORDONED, "")
+_UNSEEN = object()
+
+
+def _states(order: Sequence[Tuple[str, Mapping[str, Decimal], bool]]) -> List[int]:
+    """Per node of ``order`` ((name, remaining, cordoned) triples), a number
+    shared by the nodes whose remaining quantities are written alike (2 and
+    2.0 differ: a reason shows them) in the same order, and cordoned alike:
+    :func:`~pylighthouse.fit.check_fit` gives them the same answer. O(N x R)."""
+    numbers: Dict[Any, int] = {}
+    return [numbers.setdefault((cordoned, tuple((key, str(value))
+                                                for key, value in remaining.items())),
+                               len(numbers))
+            for _, remaining, cordoned in order]
 
 
 def _decrement(counter: Counter[str], key: str) -> None:

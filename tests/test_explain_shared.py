@@ -123,3 +123,55 @@ def test_the_lines_of_solve_equal_explaining_each_alone_even_where_nodes_fit(
     loads = lighthouse.Workload.from_list(probes)
     assert _reasons(distributor, loads) == {
         load.name: str(distributor.explain(load)) for load in loads}
+
+
+def _written_otherwise(value):
+    """A finite number as a Decimal with one more digit (2 as 2.0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return value
+    number = Decimal(str(value))
+    return number + Decimal("0.0") if number.is_finite() else value
+
+
+def _reason_lines(explanation):
+    return {name: (str(reason), repr(reason.left)) for name, reason in explanation.reasons.items()}
+
+
+@settings(max_examples=80, deadline=None)
+@given(strategy=STRATEGIES, kinds=clusters(max_nodes=3), copies=st.integers(2, 4),
+       rubric=RUBRICS, first=batches("w"), probes=repeated_shapes("p"),
+       cordon=st.integers(0, 8), rewrite=st.booleans())
+def test_nodes_in_one_state_share_a_fit_check_and_keep_their_own_reasons(
+        strategy, kinds, copies, rubric, first, probes, cordon, rewrite):
+    # Copies of a few nodes, some with their quantities written otherwise
+    # (2 as 2.0): nodes left alike share one fit check in explain_all, and
+    # each must still get exactly the reasons it gets explained alone.
+    nodes = []
+    for copy in range(copies):
+        for kind in kinds:
+            resources = dict(kind["resources"])
+            if rewrite and copy % 2:
+                resources = {key: _written_otherwise(value) for key, value in resources.items()}
+            nodes.append(dict(kind, name=f"{kind['name']}-{copy}", resources=resources))
+    distributor = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    if cordon < len(nodes):
+        distributor.cordon(nodes[cordon]["name"])
+    shared = distributor.explain_all(probes)
+    for probe in probes:
+        alone = distributor.explain(probe)
+        assert shared[probe["name"]] == alone
+        assert _reason_lines(shared[probe["name"]]) == _reason_lines(alone)
+        assert str(shared[probe["name"]]) == str(alone)
+
+
+def test_equal_quantities_written_otherwise_keep_their_own_reason():
+    distributor = lighthouse.PrioritizedDistributor.from_list([
+        {"name": "a", "resources": {"cpu": Decimal("1")}},
+        {"name": "b", "resources": {"cpu": Decimal("1.0")}},
+        {"name": "c", "resources": {"cpu": Decimal("1")}}])
+    explained = distributor.explain_all([{"name": "x", "requirements": {"cpu": 2}},
+                                         {"name": "y", "requirements": {"cpu": 3}}])
+    assert {name: str(reason.left) for name, reason in explained["x"].reasons.items()} == {
+        "a": "1", "b": "1.0", "c": "1"}
+    assert str(explained["y"].reasons["b"].left) == "1.0"
