@@ -24,6 +24,7 @@ from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import DEFAULT_LOAD, NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_name
+from .nowhere import nowhere_lines
 from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
                          use_context)
 from .removed import Removed
@@ -568,6 +569,14 @@ class Distributor:
                     explanation._share_summary(first)
                 explained[load.name] = explanation
         return explained
+
+    @_reading
+    def _nowhere_lines(self, loads: Sequence[Workload]) -> List[Optional[str]]:
+        """Per workload, the line of its explanation when it fits no node,
+        else ``None`` (see :func:`pylighthouse.nowhere.nowhere_lines`)."""
+        with decimal.localcontext(EXACT):
+            return nowhere_lines([(slot.name, slot.remaining, slot.cordoned)
+                                  for slot in self._order()], loads)
 
     @_reading
     def utilization(self) -> Dict[str, Dict[str, Any]]:

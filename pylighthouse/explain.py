@@ -4,14 +4,15 @@ An :class:`Explanation` is assembled by a distributor from the reasons the
 fit rule (:func:`pylighthouse.fit.check_fit`) gives for each node; nothing
 here re-checks a fit.
 """
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from decimal import Decimal
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import attr
 
 from .fit import INSUFFICIENT, Reason
 from .quantities import to_number
 
-__all__ = ["Explanation"]
+__all__ = ["Explanation", "summary_parts", "one_line"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -43,13 +44,7 @@ class Explanation:
                                                   repr=False)
 
     def __str__(self) -> str:
-        fitting = len(self.fits) + len(self.averse)
-        line = f"{fitting}/{self.total} nodes fit"
-        if self.averse:
-            line += (f" ({len(self.averse)} only by sharing an aversion group"
-                     f"{' with it' if len(self.averse) == 1 else ''})")
-        summary = self.summary()
-        return f"{line}: {', '.join(summary)}" if summary else line
+        return one_line(len(self.fits), len(self.averse), self.total, self.summary())
 
     def summary(self) -> List[str]:
         """The refusals counted by kind and resource, most frequent first.
@@ -73,19 +68,13 @@ class Explanation:
         for reason in self.reasons.values():
             groups.setdefault((reason.kind, reason.resource), []).append(reason)
         ranked = sorted(groups.values(), key=len, reverse=True)  # stable: first seen first
-        parts = []
-        for reasons in ranked:
-            first = reasons[0]
-            if first.kind == INSUFFICIENT:
-                # An INSUFFICIENT reason carries both numbers.
-                most = max(reason.left for reason in reasons if reason.left is not None)
-                assert first.needed is not None
-                text = (f"insufficient {first.resource} (needs {to_number(first.needed)}, "
-                        f"most left {to_number(most)})")
-            else:
-                text = str(first)
-            parts.append(f"{len(reasons)} {text}")
-        return parts
+        # (an INSUFFICIENT reason carries both numbers; max keeps the first
+        # of equal quantities, which may be written differently)
+        return summary_parts(
+            (reasons[0], len(reasons),
+             max(reason.left for reason in reasons if reason.left is not None)
+             if reasons[0].kind == INSUFFICIENT else None)
+            for reasons in ranked)
 
     def to_dict(self) -> Dict[str, Any]:
         """Return the explanation as plain data (reasons as their strings)."""
@@ -93,3 +82,29 @@ class Explanation:
                 "fits": list(self.fits), "averse": list(self.averse),
                 "reasons": {node: str(reason) for node, reason in self.reasons.items()},
                 "choice": self.choice, "summary": str(self)}
+
+
+def summary_parts(groups: Iterable[Tuple[Reason, int, Optional[Decimal]]]) -> List[str]:
+    """The parts of a summary, from its groups of refusals, most frequent
+    first: each the group's first reason, how many refused so, and for
+    :data:`~pylighthouse.fit.INSUFFICIENT` the most any of them has left."""
+    parts = []
+    for first, number, most in groups:
+        if first.kind == INSUFFICIENT:
+            assert first.needed is not None and most is not None
+            text = (f"insufficient {first.resource} (needs {to_number(first.needed)}, "
+                    f"most left {to_number(most)})")
+        else:
+            text = str(first)
+        parts.append(f"{number} {text}")
+    return parts
+
+
+def one_line(fitting: int, averse: int, total: int, summary: List[str]) -> str:
+    """An explanation's line: ``fitting`` nodes of ``total`` fit, ``averse``
+    of them only by sharing an aversion group; then the ``summary``."""
+    line = f"{fitting + averse}/{total} nodes fit"
+    if averse:
+        line += (f" ({averse} only by sharing an aversion group"
+                 f"{' with it' if averse == 1 else ''})")
+    return f"{line}: {', '.join(summary)}" if summary else line

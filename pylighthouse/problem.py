@@ -339,9 +339,10 @@ def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
     first: Dict[Any, Workload] = {}
     for load in loads:
         first.setdefault((tuple(load.requirements.items()), load.immunities), load)
-    explained = distributor.explain_all(list(first.values()))
-    lines = {shape: str(explained[load.name]) for shape, load in first.items()
-             if not (explained[load.name].fits or explained[load.name].averse)}
+    # (counted a column of nodes at a time: no reason per node is kept)
+    lines = {shape: line for shape, line in
+             zip(first, distributor._nowhere_lines(list(first.values())))
+             if line is not None}
     reasons = {}
     grouped = []
     for load in loads:

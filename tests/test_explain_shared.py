@@ -90,9 +90,10 @@ def test_all_or_nothing_decides_success_without_computing_reasons(monkeypatch):
                             "workloads": [{"name": "a", "requirements": {"cpu": 1}},
                                           {"name": "b", "requirements": {"cpu": 1}}]})
     calls = []
-    real = lighthouse.Distributor.explain_all
-    monkeypatch.setattr(lighthouse.Distributor, "explain_all",
-                        lambda self, loads: calls.append(loads) or real(self, loads))
+    for method in ("explain_all", "_nowhere_lines"):
+        real = getattr(lighthouse.Distributor, method)
+        monkeypatch.setattr(lighthouse.Distributor, method,
+                            lambda self, loads, real=real: calls.append(loads) or real(self, loads))
     outcome = solve(problem, partial=False)
     assert outcome.to_dict() == {"successful": False, "assignments": {}}
     assert not outcome.successful and calls == []

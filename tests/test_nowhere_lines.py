@@ -1,0 +1,118 @@
+"""The lines of workloads that fit nowhere, counted a column of nodes at a
+time (pylighthouse.nowhere), against the explanations of explain_all."""
+from decimal import Decimal
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pylighthouse as lighthouse
+from instances import RUBRICS, batches, clusters, node_specs
+from pylighthouse.nowhere import FEW, nowhere_lines
+from test_explain_shared import STRATEGIES, _written_otherwise, build, repeated_shapes
+
+
+def lines_of(distributor, loads):
+    return distributor._nowhere_lines(lighthouse.Workload.from_list(loads))
+
+
+def expected_lines(distributor, loads):
+    explained = distributor.explain_all(loads)
+    return [None if explained[load["name"]].fits or explained[load["name"]].averse
+            else str(explained[load["name"]]) for load in loads]
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategy=STRATEGIES, kinds=clusters(max_nodes=3), copies=st.integers(FEW, FEW + 2),
+       others=st.lists(node_specs("other"), max_size=3), rubric=RUBRICS, first=batches("w"),
+       probes=repeated_shapes("p"), cordon=st.lists(st.integers(0, 20), max_size=3),
+       rewrite=st.booleans(), data=st.data())
+def test_counted_by_columns_equals_explaining_each_node(strategy, kinds, copies, others,
+                                                        rubric, first, probes, cordon,
+                                                        rewrite, data):
+    # Copies of a few nodes (the same resources in the same order, some with
+    # other quantities) make layouts counted by columns; the other nodes (a
+    # layout of their own, mostly) are checked one by one.
+    nodes = []
+    for copy in range(copies):
+        for kind in kinds:
+            resources = dict(kind["resources"])
+            if rewrite and copy % 2:
+                resources = {key: _written_otherwise(value) for key, value in resources.items()}
+            elif copy and data.draw(st.booleans()):
+                resources = {key: data.draw(st.integers(-2, 6)) if value != 0 else value
+                             for key, value in resources.items()}
+            nodes.append(dict(kind, name=f"{kind['name']}-{copy}", resources=resources))
+    nodes.extend(dict(node, name=f"other-{index}") for index, node in enumerate(others))
+    distributor = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    for index in cordon:
+        if index < len(nodes):
+            distributor.cordon(nodes[index]["name"])
+    assert lines_of(distributor, probes) == expected_lines(distributor, probes)
+
+
+def test_ties_go_to_the_first_node_in_order_across_layouts():
+    # Equal quantities written differently (a reason shows them as written):
+    # the most left is the one of the first node in order, whichever layout
+    # it is in; equal counts are ranked by the first node refusing so.
+    tiny = Decimal("0.1000000000000000000001")
+    otherwise = Decimal("0.10000000000000000000010")
+    nodes = ([{"name": f"a{i}", "resources": {"cpu": otherwise if i == 0 else tiny, "ssd": 0}}
+              for i in range(FEW)]
+             + [{"name": f"b{i}", "resources": {"cpu": tiny, "mem": 0}} for i in range(FEW)]
+             + [{"name": f"c{i}", "resources": {"mem": 1}} for i in range(FEW + 4)])
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probe = [{"name": "x", "requirements": {"cpu": 1}}]
+    assert lines_of(distributor, probe) == expected_lines(distributor, probe) == [
+        f"0/16 nodes fit: 8 insufficient cpu (needs 1, most left {otherwise}), "
+        "8 missing resource cpu"]
+    reordered = lighthouse.PrioritizedDistributor.from_list(
+        nodes[2 * FEW:] + nodes[FEW:2 * FEW] + nodes[:FEW])
+    assert lines_of(reordered, probe) == expected_lines(reordered, probe) == [
+        f"0/16 nodes fit: 8 missing resource cpu, 8 insufficient cpu (needs 1, most left {tiny})"]
+
+
+def test_a_node_is_counted_for_its_first_failing_resource_only():
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 1 + 3 * (i % 2), "mem": 1}}
+             for i in range(6)]
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": "x", "requirements": {"cpu": 2, "mem": 2}}]
+    assert lines_of(distributor, probes) == expected_lines(distributor, probes) == [
+        "0/6 nodes fit: 3 insufficient cpu (needs 2, most left 1), "
+        "3 insufficient mem (needs 2, most left 1)"]
+
+
+def test_a_shortcoming_and_too_little_of_one_resource_are_counted_apart():
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4, "flies": i - 2}} for i in range(6)]
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": "x", "requirements": {"cpu": 1, "flies": 4}},
+              {"name": "y", "requirements": {"cpu": 1, "flies": 3}, "immunities": ["cpu"]},
+              {"name": "z", "requirements": {"cpu": 1}, "immunities": ["flies"]}]
+    assert lines_of(distributor, probes) == expected_lines(distributor, probes) == [
+        "0/6 nodes fit: 4 insufficient flies (needs 4, most left 3), "
+        "2 flies below zero and not tolerated",
+        None, None]
+
+
+def test_no_node_at_all():
+    assert nowhere_lines([], lighthouse.Workload.from_list([{"name": "x"}])) == [
+        "0/0 nodes fit"]
+
+
+def test_tags_of_their_own_and_workloads_pinned_by_them():
+    nodes = [{"name": f"n{i}", "resources": {"cpu": i % 3, f"host-n{i}": 0, "mem": 2}}
+             for i in range(12)]
+    nodes.append({"name": "ward", "resources": {"cpu": 9, "host-ward": 0, "mem": 2,
+                                                "dedicated": float("-inf")}})
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": "plain", "requirements": {"cpu": 3}},
+              {"name": "pinned", "requirements": {"cpu": 3, "host-n5": 0}},
+              {"name": "immune", "requirements": {"cpu": 3}, "immunities": ["dedicated"]},
+              {"name": "small", "requirements": {"cpu": 1, "mem": 3}}]
+    assert lines_of(distributor, probes) == expected_lines(distributor, probes) == [
+        "0/13 nodes fit: 12 insufficient cpu (needs 3, most left 2), "
+        "1 dedicated below zero and not tolerated",
+        "0/13 nodes fit: 12 missing resource host-n5, 1 insufficient cpu (needs 3, most left 2)",
+        None,
+        "0/13 nodes fit: 9 insufficient mem (needs 3, most left 2), "
+        "4 insufficient cpu (needs 1, most left 0)"]
