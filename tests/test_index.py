@@ -88,6 +88,10 @@ def check_index(distributor):
             for column, values in block.cols.items():
                 assert values == [column_value(s, column) for s in block.slots], column
                 assert nodes.bounds[column][at] == max(values), column
+            if block.frontier:  # (kept: it must be what it would be made now)
+                assert nodes.joint is not None
+                kept = block.frontier
+                assert nodes.frontier(block) == kept
         bearers = {}
         for s in members:
             for k in s.node.resources:
@@ -518,6 +522,34 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
         assert run(operation, fast) == run_reference(operation, reference), (mix, operation)
         assert_same_state(fast, reference)
     check_index(fast)
+
+
+@settings(max_examples=30, deadline=None)
+@given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
+       mix=st.sampled_from(["decimals", "shapes", "all"]))
+def test_frontiers_stay_true_workload_by_workload(strategy, seed, load, mix):
+    """Blocks remember, for the two resources of the joint columns, which
+    pairs of quantities some node has (their frontier), and refuse a
+    workload by it without looking inside. After every single workload,
+    release and cordon, each kept frontier is the one that would be made
+    now, and every decision is the reference's."""
+    import random
+    sys_path_benchmarks()
+    import mixes
+    rng = random.Random(seed)
+    nodes, workloads = mixes.problem(mix, 48, 300, seed=seed)
+    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager")
+    reference = Reference(strategy, nodes, mixes.RUBRIC)
+    for at, workload in enumerate(workloads):
+        operation = ("assign", [workload])
+        if at % 25 == 24:
+            placed = sorted(reference.assignments())
+            operation = ("release", rng.sample(placed, min(len(placed), 8)))
+        elif at % 60 == 59:
+            operation = ("cordon", nodes[rng.randrange(len(nodes))]["name"])
+        assert run(operation, fast) == run_reference(operation, reference), (at, operation)
+        check_index(fast)
+    assert_same_state(fast, reference)
 
 
 def sys_path_benchmarks():

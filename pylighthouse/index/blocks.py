@@ -19,6 +19,13 @@ C for L nodes a block). Floats never reverse the order of two quantities,
 so a float bound below a requirement's float proves that no node of the
 block has enough.
 
+Bounds are per column, so a block whose cpu bound is on one node and
+whose memory bound is on another passes a workload that neither node
+takes. In a class with joint columns, a block that refused a search keeps
+a *frontier* over the joint columns' two resources (:meth:`NodeClass.frontier`):
+whether some node has at least both of two quantities, by one bisection.
+Any change of the block's columns forgets it.
+
 A node re-ranked by a change of its room (BinPack, BestFit) moves with the
 column values it keeps (:meth:`NodeClass.move`); most moves stay inside
 the node's block, where a node that only lost room leaves the block's
@@ -30,6 +37,7 @@ block O(C + L).
 """
 import math
 from bisect import bisect_left
+from itertools import accumulate
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
@@ -75,9 +83,11 @@ def column_value(slot: Any, key: Any) -> float:
 
 
 class Block:
-    """A run of nodes in order: their slots, order keys and float columns."""
+    """A run of nodes in order: their slots, order keys and float columns;
+    ``frontier``: see :meth:`NodeClass.frontier`, ``None`` whenever a
+    column changes, ``()`` once the block refused a search since."""
 
-    __slots__ = ("slots", "keys", "cols")
+    __slots__ = ("slots", "keys", "cols", "frontier")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[str, List[float]]] = None):
@@ -87,6 +97,7 @@ class Block:
         self.cols: Dict[str, List[float]] = {
             key: [column_value(slot, key) for slot in slots] for key in columns} \
             if cols is None else cols
+        self.frontier: Optional[Tuple[List[float], ...]] = None
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -198,6 +209,7 @@ class NodeClass:
             return
         self.columns.append(key)
         for block in self.blocks:
+            block.frontier = None
             block.cols[key] = [column_value(slot, key) for slot in block.slots]
         self.bounds[key] = [block.bound(key) for block in self.blocks]
 
@@ -219,6 +231,7 @@ class NodeClass:
         block = blocks[index]
         position = bisect_left(block.keys, key)
         self.versions[index] = self._tick()
+        block.frontier = None
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
         all_bounds = self.bounds
@@ -245,6 +258,7 @@ class NodeClass:
             return taken
         taken = {}
         all_bounds = self.bounds
+        block.frontier = None
         for column, values in block.cols.items():
             value = taken[column] = values.pop(position)
             bounds = all_bounds[column]
@@ -304,6 +318,7 @@ class NodeClass:
         slot = block.slots[position]
         if grew:
             self.versions[index] = self._tick()
+        block.frontier = None
         cols = block.cols
         all_bounds = self.bounds
         remaining = slot.remaining
@@ -345,7 +360,8 @@ class NodeClass:
 
     def _rewrite(self, index: int, position: int, key: Any, values: List[float],
                  value: float) -> None:
-        """Set a node's value in a column, keeping the block's bound exact."""
+        """Set a node's value in a column, keeping the block's bound exact
+        (the caller forgets the block's frontier)."""
         old = values[position]
         values[position] = value
         bounds = self.bounds[key]
@@ -399,7 +415,24 @@ class NodeClass:
             self.columns.remove(key)
             del self.bounds[key]
             for block in self.blocks:
+                block.frontier = None
                 del block.cols[key]
+
+    def frontier(self, block: Block) -> Tuple[List[float], ...]:
+        """Make and keep ``block.frontier``, for the two resources of the
+        joint columns (which the class must have): the first one's column
+        sorted (``xs``) and, at each place, the most of the second one any
+        node from there on in ``xs`` has (``ys``). Some node of the block
+        has at least ``x`` and ``y`` of them if and only if, at ``at =
+        bisect_left(xs, x)``, ``at < len(xs)`` and ``ys[at] >= y``: two
+        resources checked together, not bound by bound. O(L log L)."""
+        (first, _), (second, _) = self.joint[0][1]
+        xs, ys = block.cols[first], block.cols[second]
+        ranked = sorted(range(len(xs)), key=xs.__getitem__)
+        most = list(accumulate([ys[at] for at in reversed(ranked)], max))
+        most.reverse()
+        block.frontier = ([xs[at] for at in ranked], most)
+        return block.frontier
 
     def renew(self, index: int) -> None:
         """Forget what block ``index`` refused (a node of it lost a group). O(1)."""
@@ -411,6 +444,7 @@ class NodeClass:
         slot = block.slots[position]
         if not slot.cordoned:
             self.versions[index] = self._tick()
+        block.frontier = None
         for key, values in block.cols.items():
             self._rewrite(index, position, key, values, column_value(slot, key))
 

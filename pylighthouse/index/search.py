@@ -9,8 +9,11 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    ``map(ge, ...)`` on the class's bound column), and only those are
    compared on the other pairs, in Python (chaining every column through
    ``map`` in C costs more than it saves: most blocks fail the first);
-3. inside such a block, the nodes whose floats pass every pair, found the
-   same way on the block's columns;
+3. a block that keeps a *frontier* (a class with joint columns, see
+   :meth:`~.blocks.NodeClass.frontier`) and has no node with enough of
+   both joint resources is passed by one bisection; else, inside the
+   block, the nodes whose floats pass every pair, found the same way on
+   the block's columns;
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
@@ -20,15 +23,21 @@ workload's shape, aversion groups and requirements
 (:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
 loses a group: the next search for the same vector skips the
 block in step 2, in C. So averse nodes that fit are stepped over one by
-one once per block, not once per search.
+one once per block, not once per search. A block looked inside in vain
+twice with no change between also makes its frontier, kept until one of
+its columns changes: a workload of other quantities that the bounds let
+through (the cpu left on one node, the memory on another) is then
+refused without looking inside.
 
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
 :func:`first_among` is the same last step over a short list of candidates
 (the nodes bearing a rare tag the workload asks for).
 
-Cost: O(B) comparisons in C for B blocks of the class, plus O(L) in C per
-block whose bounds pass and, per candidate node, one ``check_fit``.
+Cost: O(B) comparisons in C for B blocks of the class, plus O(log L) per
+block whose bounds pass and that keeps a frontier, O(L) in C (and
+O(L log L) to make the frontier when it refuses) per other such block,
+and, per candidate node, one ``check_fit``.
 """
 from bisect import bisect_left
 from itertools import compress, count, islice, repeat
@@ -128,6 +137,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 stamps[done:prefix] = versions[done:prefix]
                 done = prefix
     (lead, least), rest = sieve[0], sieve[1:NEAR]
+    # (the thresholds of the joint columns' two resources, when the class
+    # has joint columns, looked up at the first block with a frontier)
+    both: Any = _UNKNOWN if nodes.joint is not None else None
     for index in _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps):
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
@@ -139,6 +151,21 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if high is not None and block.keys[0] >= high:
             return None
         start = offset if index == first else 0
+        frontier = block.frontier
+        if frontier and both is not None:
+            if both is _UNKNOWN:
+                both = _thresholds(nodes, sieve)
+            if both is not None:
+                xs, ys = frontier
+                at = bisect_left(xs, both[0])
+                if at == len(xs) or ys[at] < both[1]:
+                    # No node has enough of both: the whole block refuses.
+                    stamps[index] = versions[index]
+                    if plain_stamps is not None:
+                        plain_stamps[index] = versions[index]
+                    if first == 0 and offset == 0:
+                        refused.prefix = done
+                    continue
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
         cols = block.cols
@@ -170,11 +197,29 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             nodes.wasted += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
+        if not frontier and both is not None:
+            # (made when the block refuses a second time without a change:
+            # a block that changes at every placement would not use it)
+            if frontier is None:
+                block.frontier = ()
+            else:
+                nodes.frontier(block)
     total = len(blocks)
     stamps[done:total] = versions[done:total]
     if first == 0 and offset == 0:
         refused.prefix = total
     return None
+
+
+_UNKNOWN = object()
+
+
+def _thresholds(nodes: NodeClass, sieve: Sieve) -> Optional[Tuple[float, float]]:
+    """The sieve's thresholds on the two resources of the class's joint
+    columns, or ``None`` when it does not sieve on both."""
+    (first, _), (second, _) = nodes.joint[0][1]
+    found = dict(pair for pair in sieve if pair[0] == first or pair[0] == second)
+    return (found[first], found[second]) if len(found) == 2 else None
 
 
 def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet[str],
