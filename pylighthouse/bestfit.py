@@ -65,6 +65,28 @@ def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fractio
                default=Fraction(0))
 
 
+def share_ranks(loads: Sequence[Workload], scale: Mapping[str, Fraction]) -> List[int]:
+    """Per workload of ``loads``, the rank of its :func:`dominant_share`
+    among theirs: equal shares have equal ranks, a larger share a larger
+    one. Each (resource, quantity) is divided once: workloads repeat the
+    same quantities, even when no two ask for all the same. Cost: O(W x R
+    + S log S) for S distinct shares."""
+    parts: Dict[Tuple[str, Decimal], Fraction] = {}
+    shares = []
+    for load in loads:
+        share: Optional[Fraction] = None
+        for key, needed in load.requirements.items():
+            if key in scale:
+                part = parts.get((key, needed))
+                if part is None:
+                    part = parts[key, needed] = Fraction(needed) / scale[key]
+                if share is None or part > share:
+                    share = part
+        shares.append(Fraction(0) if share is None else share)
+    rank = {share: place for place, share in enumerate(sorted(set(shares)))}
+    return [rank[share] for share in shares]
+
+
 def asked_for(loads: Iterable[Workload],
               negative: Optional[Set[str]] = None) -> Dict[str, List[Decimal]]:
     """Per resource that no workload of ``loads`` asks less than zero of,
@@ -310,16 +332,18 @@ class BestFitDistributor(Distributor):
                                                       for slot in self._slots.values()).items()}
         # Workloads come in a few flavours: each is measured once, and the
         # sort compares small integers (the rank of a share), not fractions.
-        shares: Dict[Tuple[Tuple[str, Decimal], ...], Fraction] = {}
+        flavours: Dict[Tuple[Tuple[str, Decimal], ...], int] = {}
+        firsts: List[Workload] = []
         keys = []
         for load in workloads:
             flavour = tuple(load.requirements.items())
-            found = shares.get(flavour)
+            found = flavours.get(flavour)
             if found is None:
-                found = shares[flavour] = dominant_share(load, scale)
+                found = flavours[flavour] = len(firsts)
+                firsts.append(load)
             keys.append(found)
-        rank = {share: place for place, share in enumerate(sorted(set(shares.values())))}
-        return [rank[share] for share in keys]
+        rank = share_ranks(firsts, scale)
+        return [rank[found] for found in keys]
 
     def _assign(self, loads: List[Workload], all_or_nothing: bool) -> Dict[str, Optional[str]]:
         result: Dict[str, Optional[str]] = {load.name: None for load in loads}
