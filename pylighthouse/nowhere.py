@@ -102,8 +102,8 @@ def _line(load: Workload, layouts: List[_Layout],
         reason = check_fit(remaining, load)
         if reason is None:
             return None
-        _add(tally, reason.kind, reason.resource, 1, position, reason.needed, reason.left,
-             position)
+        _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
+             reason.left if reason.kind == INSUFFICIENT else None, position)
     ranked = sorted(tally.items(), key=lambda item: (-item[1][0], item[1][1]))
     return one_line(0, 0, total, summary_parts(
         (Reason(kind, resource, needed, most), number, most)

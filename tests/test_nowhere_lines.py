@@ -94,6 +94,20 @@ def test_a_shortcoming_and_too_little_of_one_resource_are_counted_apart():
         None, None]
 
 
+def test_a_node_checked_alone_adds_to_the_count_of_a_layout():
+    # Nodes below zero (not tolerated) in a layout counted by columns and
+    # in one checked by itself (split off by a tag another workload of the
+    # batch asks for): one count, with no "most left".
+    nodes = [{"name": f"n{i}", "resources": {"cpu": -1, "gpu": 1}} for i in range(FEW)]
+    nodes.append({"name": "alone", "resources": {"cpu": -1, "gpu": 1, "host-alone": 0}})
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": "x", "requirements": {"gpu": 1}},
+              {"name": "y", "requirements": {"gpu": 1, "host-alone": 0}}]
+    assert lines_of(distributor, probes) == expected_lines(distributor, probes) == [
+        "0/5 nodes fit: 5 cpu below zero and not tolerated",
+        "0/5 nodes fit: 4 missing resource host-alone, 1 cpu below zero and not tolerated"]
+
+
 def test_no_node_at_all():
     assert nowhere_lines([], lighthouse.Workload.from_list([{"name": "x"}])) == [
         "0/0 nodes fit"]
