@@ -100,10 +100,11 @@ def summary_parts(groups: Iterable[Tuple[Reason, int, Optional[Decimal]]]) -> Li
     return parts
 
 
-def one_line(fitting: int, averse: int, total: int, summary: List[str]) -> str:
-    """An explanation's line: ``fitting`` nodes of ``total`` fit, ``averse``
-    of them only by sharing an aversion group; then the ``summary``."""
-    line = f"{fitting + averse}/{total} nodes fit"
+def one_line(fits: int, averse: int, total: int, summary: List[str]) -> str:
+    """An explanation's line: of ``total`` nodes, ``fits`` fit and
+    ``averse`` more fit only by sharing an aversion group; then the
+    ``summary``."""
+    line = f"{fits + averse}/{total} nodes fit"
     if averse:
         line += (f" ({averse} only by sharing an aversion group"
                  f"{' with it' if averse == 1 else ''})")

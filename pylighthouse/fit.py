@@ -1,7 +1,10 @@
 """The fit rule: whether a workload fits a node's remaining resources, and if not, why.
 
-This is the only place the rule is written down. Strategies decide the order
-in which nodes are tried; explanations count the reasons returned here.
+This is the only place the rule is written down for one node. Strategies
+decide the order in which nodes are tried; explanations count the reasons
+returned here. :mod:`pylighthouse.nowhere` applies the same rule to whole
+columns of nodes at once, to count why a workload fits nowhere; a
+differential test holds it to :func:`check_fit`.
 """
 from decimal import Decimal
 from typing import Dict, Mapping, Optional, Tuple

@@ -134,6 +134,23 @@ def _written_otherwise(value):
     return number + Decimal("0.0") if number.is_finite() else value
 
 
+def copied_nodes(kinds, copies, rewrite, other=None):
+    """``copies`` copies of each node of ``kinds`` (named ``<name>-<copy>``):
+    with ``rewrite``, every second copy has its quantities written otherwise
+    (2 as 2.0); else ``other(copy, resources)``, if given, may give a copy
+    other quantities."""
+    nodes = []
+    for copy in range(copies):
+        for kind in kinds:
+            resources = dict(kind["resources"])
+            if rewrite and copy % 2:
+                resources = {key: _written_otherwise(value) for key, value in resources.items()}
+            elif other is not None:
+                resources = other(copy, resources)
+            nodes.append(dict(kind, name=f"{kind['name']}-{copy}", resources=resources))
+    return nodes
+
+
 def _reason_lines(explanation):
     return {name: (str(reason), repr(reason.left)) for name, reason in explanation.reasons.items()}
 
@@ -147,13 +164,7 @@ def test_nodes_in_one_state_share_a_fit_check_and_keep_their_own_reasons(
     # Copies of a few nodes, some with their quantities written otherwise
     # (2 as 2.0): nodes left alike share one fit check in explain_all, and
     # each must still get exactly the reasons it gets explained alone.
-    nodes = []
-    for copy in range(copies):
-        for kind in kinds:
-            resources = dict(kind["resources"])
-            if rewrite and copy % 2:
-                resources = {key: _written_otherwise(value) for key, value in resources.items()}
-            nodes.append(dict(kind, name=f"{kind['name']}-{copy}", resources=resources))
+    nodes = copied_nodes(kinds, copies, rewrite)
     distributor = build(strategy, nodes, rubric)
     distributor.attempt_assign_loads(first)
     if cordon < len(nodes):

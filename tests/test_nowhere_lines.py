@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import pylighthouse as lighthouse
 from instances import RUBRICS, batches, clusters, node_specs
 from pylighthouse.nowhere import FEW, nowhere_lines
-from test_explain_shared import STRATEGIES, _written_otherwise, build, repeated_shapes
+from test_explain_shared import STRATEGIES, build, copied_nodes, repeated_shapes
 
 
 def lines_of(distributor, loads):
@@ -32,16 +32,13 @@ def test_counted_by_columns_equals_explaining_each_node(strategy, kinds, copies,
     # Copies of a few nodes (the same resources in the same order, some with
     # other quantities) make layouts counted by columns; the other nodes (a
     # layout of their own, mostly) are checked one by one.
-    nodes = []
-    for copy in range(copies):
-        for kind in kinds:
-            resources = dict(kind["resources"])
-            if rewrite and copy % 2:
-                resources = {key: _written_otherwise(value) for key, value in resources.items()}
-            elif copy and data.draw(st.booleans()):
-                resources = {key: data.draw(st.integers(-2, 6)) if value != 0 else value
-                             for key, value in resources.items()}
-            nodes.append(dict(kind, name=f"{kind['name']}-{copy}", resources=resources))
+    def other(copy, resources):
+        if copy and data.draw(st.booleans()):
+            return {key: data.draw(st.integers(-2, 6)) if value != 0 else value
+                    for key, value in resources.items()}
+        return resources
+
+    nodes = copied_nodes(kinds, copies, rewrite, other)
     nodes.extend(dict(node, name=f"other-{index}") for index, node in enumerate(others))
     distributor = build(strategy, nodes, rubric)
     distributor.attempt_assign_loads(first)
