@@ -20,6 +20,7 @@ import attr
 
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, shown)
+from .collector import paused
 from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import DEFAULT_LOAD, NodeIndex, NodeOrder, RubricOrder
@@ -175,7 +176,8 @@ def _changing(method: _Method) -> _Method:
             _use(EXACT)
             journal = self._journal = _Journal(self)
             try:
-                return method(self, *args, **kwargs)
+                with paused():
+                    return method(self, *args, **kwargs)
             except BaseException:
                 self._journal = None
                 self._roll_back(journal)
@@ -273,7 +275,8 @@ class Distributor:
         self._group_nodes: Dict[str, Counter[str]] = {}
         self._index: Optional[NodeIndex] = \
             NodeIndex(self._index_order(), self._index_load) if self._indexed else None
-        self._join(self._accept_nodes(nodes))
+        with paused():
+            self._join(self._accept_nodes(nodes))
 
     @classmethod
     def from_list(cls, nodes: Iterable[NodeLike]) -> "Distributor":

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 import attr
 
 from .bestfit import BestFitDistributor
+from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
@@ -105,6 +106,7 @@ class Outcome:
                 "unplaced": dict(self.unplaced)}
 
 
+@paused()
 def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "problem") -> Any:
     """Parse JSON text, keeping decimals exact (``0.1`` is ``Decimal('0.1')``).
 
@@ -205,6 +207,7 @@ def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
     return path, ""
 
 
+@paused()
 def load_problem(data: Any, *, parsed: bool = False) -> Problem:
     """Return the :class:`Problem` that ``data`` describes.
 
@@ -291,6 +294,7 @@ def build_distributor(problem: Problem) -> Distributor:
     return distributor
 
 
+@paused()
 def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
     """Place the problem's workloads and return the :class:`Outcome`.
 
