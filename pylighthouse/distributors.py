@@ -18,9 +18,9 @@ from typing import (Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Ma
 
 import attr
 
+from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, shown)
-from .collector import paused
 from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import DEFAULT_LOAD, NodeIndex, NodeOrder, RubricOrder
