@@ -10,6 +10,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Mapping
+from contextlib import contextmanager
 
 import pytest
 
@@ -136,6 +137,29 @@ def test_calls_from_several_threads_leave_it_on(collector_on):
     assert gc.isenabled()
 
 
+@contextmanager
+def collections_seen():
+    """The collections that start inside the ``with`` block, after a full
+    one before it: (generation, the names of the functions on the stack,
+    innermost first) each."""
+    seen = []
+
+    def note(phase, info):
+        if phase == "start":
+            frame, names = sys._getframe(1), []
+            while frame is not None:
+                names.append(frame.f_code.co_name)
+                frame = frame.f_back
+            seen.append((info["generation"], names))
+
+    gc.collect()
+    gc.callbacks.append(note)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(note)
+
+
 class Knot:
     """An object in a reference cycle: only the cyclic collector frees it."""
 
@@ -144,19 +168,7 @@ class Knot:
 
 
 def test_the_pause_ends_with_the_collection_that_was_due(collector_on):
-    where = []
-
-    def note(phase, info):
-        if phase == "start":
-            frame, names = sys._getframe(1), []
-            while frame is not None:
-                names.append(frame.f_code.co_name)
-                frame = frame.f_back
-            where.append(names)
-
-    gc.collect()
-    gc.callbacks.append(note)
-    try:
+    with collections_seen() as seen:
         with paused():
             assert not gc.isenabled()
             knot = Knot()
@@ -164,30 +176,18 @@ def test_the_pause_ends_with_the_collection_that_was_due(collector_on):
             del knot
             kept = [[] for _ in range(gc.get_threshold()[0] * 3)]  # young containers
             assert watch() is not None  # nothing collected inside
-    finally:
-        gc.callbacks.remove(note)
     assert gc.isenabled()
     assert watch() is None  # the collection due at the end freed the cycle
     # ... and it ran as the pause ended, not at some later allocation
-    assert where and "paused" in where[0]
+    assert seen and "paused" in seen[0][1]
     del kept
 
 
 def test_a_pause_with_nothing_due_collects_nothing(collector_on):
-    collections = []
-
-    def note(phase, info):
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(note)
-    try:
+    with collections_seen() as seen:
         with paused():
             pass
-    finally:
-        gc.callbacks.remove(note)
-    assert collections == []
+    assert seen == []
     assert gc.isenabled()
 
 
@@ -203,18 +203,8 @@ def test_reading_a_large_json_problem_collects_once_at_the_end(collector_on):
     text = json.dumps({"strategy": "Prioritized", "nodes": nodes(5),
                        "workloads": [{"name": f"w{i}", "requirements": {"cpu": 1}}
                                      for i in range(20 * gc.get_threshold()[0])]})
-    collections = []
-
-    def note(phase, info):
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(note)
-    try:
+    with collections_seen() as seen:
         data = parse_json(text)
-    finally:
-        gc.callbacks.remove(note)
     assert len(data["workloads"]) == 20 * gc.get_threshold()[0]
-    assert len(collections) == 1  # not one per few hundred objects made
+    assert len(seen) == 1  # not one per few hundred objects made
     assert gc.isenabled()
