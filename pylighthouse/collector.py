@@ -3,15 +3,17 @@
 A placement call allocates many small container objects (workloads, their
 read-only maps, the index's entries). The collector runs every few hundred
 such allocations, and now and then passes over every object the process
-holds: on a batch of 50,000 to 100,000 workloads that was 5 to 20% of the
-call in our runs, and it grows with the process, not with the work. The distributor's
-calls (building, placing, every call that changes it) and the JSON
-problem's (:func:`~pylighthouse.problem.parse_json`,
+holds: on a batch of 50,000 to 100,000 workloads that was 5 to 20% of
+the call in our runs, and it grows with the process, not with the work.
+The distributor's calls (building, restoring a snapshot, placing, every
+call that changes it) and the JSON problem's
+(:func:`~pylighthouse.problem.parse_json`,
 :func:`~pylighthouse.problem.load_problem`,
 :func:`~pylighthouse.problem.solve`) run inside :func:`paused`: no collection
-during the call, then, at its end, the one collection the interpreter
-would have started at its next allocation, so the call pays for its own
-garbage (and any reference cycle it left is freed then, not later).
+during the call; at its end, still paused, the one collection the
+interpreter would have started at its next allocation, so the call pays
+for its own garbage (and any reference cycle it left is freed then, not
+later).
 
 The pause is per call and never outlives it: a call that finds the
 collector off (the caller turned it off, or another thread's call paused

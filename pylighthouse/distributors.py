@@ -640,6 +640,7 @@ class Distributor:
         return snapshot
 
     @classmethod
+    @paused()
     def from_dict(cls, snapshot: Mapping[str, Any]) -> "Distributor":
         """Rebuild the distributor a :meth:`to_dict` snapshot describes.
 

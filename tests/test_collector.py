@@ -115,6 +115,19 @@ def test_building_and_solving_pause_it_too(collector_on):
     assert set(outcome.assignments.values()) <= {"n0", "n1", "n2"}
 
 
+def test_restoring_a_snapshot_pauses_it_too(collector_on):
+    distributor = lighthouse.PrioritizedDistributor(nodes())
+    distributor.attempt_assign_loads(loads(30, []))
+    snapshot = distributor.to_dict()
+    seen = []
+    placed = snapshot["placements"][-1]["workload"]
+    placed["requirements"] = Spy(placed["requirements"], seen)
+    restored = lighthouse.Distributor.from_dict(snapshot)
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    assert restored.assignments == distributor.assignments
+
+
 def test_calls_from_several_threads_leave_it_on(collector_on):
     errors = []
 
