@@ -12,7 +12,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 import attr
 
 from .errors import SHOWN_LIMIT, InvalidInputError, InvalidTypeError, shown
-from .quantities import share, to_number, to_quantities
+from .quantities import NODE_MAPS, share, to_number, to_quantities
 from .removed import Removed
 
 __all__ = ["Node", "Workload"]
@@ -161,7 +161,7 @@ class Node:
         where = _label("node", check_name(name, "node"))
         _set(self, "name", name)
         _set(self, "resources", to_quantities(
-            {} if resources is None else resources, where, "resources", False))
+            {} if resources is None else resources, where, "resources", False, NODE_MAPS))
 
     def __hash__(self) -> int:
         return hash((self.name, frozenset(self.resources.items())))

@@ -17,7 +17,7 @@ from decimal import Decimal
 from collections.abc import Mapping as MappingABC
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Hashable, Mapping, TypeVar, Union, cast
+from typing import Any, Callable, Dict, Hashable, Mapping, Optional, TypeVar, Union, cast
 
 from .errors import SHOWN_LIMIT, InvalidInputError, InvalidTypeError, shown
 
@@ -71,9 +71,19 @@ Number = Union[int, float, Decimal, Fraction]
 
 #: Decimals already made from plain ints and floats: callers repeat the same
 #: few quantities (cpu 0.5, mem 4), and a Decimal is immutable, so one object
-#: serves them all. Bounded; zero floats are left out (-0.0 == 0.0).
+#: serves them all. Bounded: cleared when full (see :func:`_made`), so that
+#: the quantities of the latest requests are the ones kept; zero floats are
+#: left out (-0.0 == 0.0).
 _MADE: Dict[Any, Decimal] = {}
 _MADE_LIMIT = 4096
+
+
+def _made(kind: type, value: Any, quantity: Decimal) -> None:
+    """Keep ``quantity`` as the Decimal made from ``value``; a full table
+    starts afresh. O(1) amortised."""
+    if len(_MADE) >= _MADE_LIMIT:
+        _MADE.clear()
+    _MADE[kind, value] = quantity
 
 
 def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
@@ -130,8 +140,8 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     elif quantity.adjusted() > MAX_EXPONENT \
             or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:  # finite here: an int
         raise _out_of_range(value, where)
-    if (kind is int or (kind is float and value)) and len(_MADE) < _MADE_LIMIT:
-        _MADE[kind, value] = quantity
+    if kind is int or (kind is float and value):
+        _made(kind, value, quantity)
     return quantity
 
 
@@ -271,13 +281,17 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
     return to_quantity(value, where, finite)
 
 
-def to_quantities(value: Any, where: str, field: str,
-                  finite: bool) -> Mapping[str, Decimal]:
+def to_quantities(value: Any, where: str, field: str, finite: bool,
+                  table: Optional[Dict[Any, Mapping[str, Decimal]]] = None
+                  ) -> Mapping[str, Decimal]:
     """Return a read-only copy of the mapping ``value`` with exact quantities.
 
     ``where`` names the item and ``field`` the mapping in error messages
     (``"node 'n': resources['cpu']: ..."``); an empty ``where`` leaves the
-    item out (``"rubric['cpu']: ..."``).
+    item out (``"rubric['cpu']: ..."``). Equal mappings share one copy
+    through ``table`` (:data:`SHARED_MAPS` unless given; nodes use
+    :data:`NODE_MAPS`, so that a cluster of nodes each of its own does not
+    push the few flavours of workloads out).
 
     Raises:
         InvalidTypeError: ``value`` is not a mapping, or a quantity is not a
@@ -303,8 +317,7 @@ def to_quantities(value: Any, where: str, field: str,
             # 3.17 cpu, miss the cache): to_quantity's conversion, without its
             # checks, which such a float passes.
             known = _float_to_decimal(quantity)
-            if len(_MADE) < _MADE_LIMIT:
-                _MADE[kind, quantity] = known
+            _made(kind, quantity, known)
         elif known is None or (finite and known.is_infinite()):
             known = to_quantity(quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
         checked[key] = known
@@ -312,13 +325,16 @@ def to_quantities(value: Any, where: str, field: str,
     # same Decimal objects) share one read-only copy, which keeps those
     # objects alive, so their ids stay theirs. Fewer long-lived objects also
     # means fewer passes of the garbage collector over a large heap.
-    return share(_SHARED, (tuple(checked), tuple(map(id, checked.values()))),
-                 MappingProxyType(checked))
+    return share(SHARED_MAPS if table is None else table,
+                 (tuple(checked), tuple(map(id, checked.values()))), MappingProxyType(checked))
 
 
 #: Read-only mappings already handed out by :func:`to_quantities`, by their
-#: keys and the ids of their values (bounded).
-_SHARED: Dict[Any, Mapping[str, Decimal]] = {}
+#: keys and the ids of their values (bounded, see :func:`share`): workloads'
+#: requirements and rubrics.
+SHARED_MAPS: Dict[Any, Mapping[str, Decimal]] = {}
+#: The same for nodes' resources.
+NODE_MAPS: Dict[Any, Mapping[str, Decimal]] = {}
 #: At most this many values kept by each :func:`share` table.
 SHARED_LIMIT = 4096
 
@@ -328,14 +344,19 @@ _Value = TypeVar("_Value")
 
 
 def share(table: Dict[_Key, _Value], key: _Key, value: _Value) -> _Value:
-    """The value ``table`` already holds for ``key``, else ``value``, kept
-    there while the table holds fewer than :data:`SHARED_LIMIT` values: one
-    immutable object handed out for many equal ones. Cost: O(1)."""
+    """The value ``table`` already holds for ``key``, else ``value``, then
+    kept there: one immutable object handed out for many equal ones. A table
+    holding :data:`SHARED_LIMIT` values starts afresh, so that it keeps
+    serving the values of the latest calls (a table that stopped taking
+    values once full would share nothing in a long-lived process that has
+    met many). Values handed out stay valid: their holders keep them.
+    Cost: O(1) amortised."""
     found = table.get(key)
     if found is None:
         found = value
-        if len(table) < SHARED_LIMIT:
-            table[key] = value
+        if len(table) >= SHARED_LIMIT:
+            table.clear()
+        table[key] = value
     return found
 
 
