@@ -552,6 +552,31 @@ def test_frontiers_stay_true_workload_by_workload(strategy, seed, load, mix):
     assert_same_state(fast, reference)
 
 
+FLOATS = st.one_of(st.sampled_from([float("-inf"), -1.0, 0.0, 0.5, 1.0, 2.0, 3.0]),
+                   st.floats(-10, 10))
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs=st.lists(st.tuples(FLOATS, FLOATS), max_size=40),
+       asks=st.lists(st.tuples(st.floats(-1.7976931348623157e308, 12), st.floats(-12, 12)),
+                     min_size=1, max_size=20))
+def test_a_frontier_answers_as_every_node_asked_in_turn(pairs, asks):
+    """A block's frontier says some node has at least x of the first joint
+    resource and y of the second exactly when one does (minus infinity:
+    lacks the resource or is cordoned, never enough)."""
+    from bisect import bisect_left
+    from pylighthouse.index.blocks import Block, NodeClass
+    nodes = NodeClass(frozenset(), 8)
+    nodes.joint = (("joint", (("cpu", 1.0), ("mem", 1.0))),)
+    block = Block([], [], {"cpu": [x for x, _ in pairs], "mem": [y for _, y in pairs]})
+    xs, ys = nodes.frontier(block)
+    assert xs == sorted(xs) and ys == sorted(ys, reverse=True) and len(xs) == len(ys)
+    for x, y in asks:
+        at = bisect_left(xs, x)
+        says = at < len(xs) and ys[at] >= y
+        assert says == any(a >= x and b >= y for a, b in pairs), (x, y)
+
+
 def sys_path_benchmarks():
     import os
     import sys

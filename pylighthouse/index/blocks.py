@@ -37,7 +37,6 @@ block O(C + L).
 """
 import math
 from bisect import bisect_left
-from itertools import accumulate
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
@@ -420,18 +419,30 @@ class NodeClass:
 
     def frontier(self, block: Block) -> Tuple[List[float], ...]:
         """Make and keep ``block.frontier``, for the two resources of the
-        joint columns (which the class must have): the first one's column
-        sorted (``xs``) and, at each place, the most of the second one any
-        node from there on in ``xs`` has (``ys``). Some node of the block
+        joint columns (which the class must have): the nodes no other node
+        of the block beats on both (a staircase), by the first resource
+        rising (``xs``), the second falling (``ys``). Some node of the block
         has at least ``x`` and ``y`` of them if and only if, at ``at =
-        bisect_left(xs, x)``, ``at < len(xs)`` and ``ys[at] >= y``: two
-        resources checked together, not bound by bound. O(L log L)."""
+        bisect_left(xs, x)``, ``at < len(xs)`` and ``ys[at] >= y`` (that
+        step has the most of the second resource of the nodes with enough
+        of the first): two resources checked together, not bound by bound.
+        O(L log L) to make, a few steps to keep."""
         (first, _), (second, _) = self.joint[0][1]
         xs, ys = block.cols[first], block.cols[second]
-        ranked = sorted(range(len(xs)), key=xs.__getitem__)
-        most = list(accumulate([ys[at] for at in reversed(ranked)], max))
-        most.reverse()
-        block.frontier = ([xs[at] for at in ranked], most)
+        steps_x: List[float] = []
+        steps_y: List[float] = []
+        most = NEG
+        # From the most of the first resource down: a node is a step when
+        # it has more of the second than every node with more of the first.
+        for at in sorted(range(len(xs)), key=xs.__getitem__, reverse=True):
+            y = ys[at]
+            if y > most:
+                most = y
+                steps_x.append(xs[at])
+                steps_y.append(y)
+        steps_x.reverse()
+        steps_y.reverse()
+        block.frontier = (steps_x, steps_y)
         return block.frontier
 
     def renew(self, index: int) -> None:
