@@ -68,12 +68,18 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
     """Indices from ``start`` on where every sieve column reaches its
     threshold and whose stamp (and ``plain`` stamp, if given) is not the
     current version (they refused already). The first column and the stamps
-    are compared in C, the other columns only where those pass."""
+    are compared in C (the stamps only when some block refused the vector
+    before: O(B) in C to tell), the other columns only where those pass."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
-    passes: Iterator[bool] = map(and_, map(ge, islice(values, start, None), repeat(threshold)),
-                                 map(ne, islice(versions, start, None),
-                                     islice(stamps, start, None)))
+    passes: Iterator[bool] = map(ge, islice(values, start, None), repeat(threshold))
+    if not any(stamps) and (plain is None or not any(plain)):
+        # No block refused this vector yet (as with quantities never seen
+        # before): the stamps need no comparing.
+        plain = None
+    else:
+        passes = map(and_, passes, map(ne, islice(versions, start, None),
+                                       islice(stamps, start, None)))
     if plain is not None:
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(plain, start, None)))
