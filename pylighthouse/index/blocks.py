@@ -400,11 +400,19 @@ class NodeClass:
         near its own (its threshold is then tight on both). O(N x J)."""
         scales = self.typical(names)
         first, second = names
-        self.joint = tuple(
+        joint = self.joint = tuple(
             ("joint", ((first, scales[first]), (second, scales[second] * 4.0 ** power)))
             for power in RATIOS)
-        for key in self.joint:
-            self.add_column(key)
+        # The columns are made together, a node at a time (two lookups and
+        # two floats a node for all of them), rather than one by one.
+        for block in self.blocks:
+            block.frontier = None
+            rows = [self._joint_values(slot) for slot in block.slots]
+            for at, key in enumerate(joint):
+                block.cols[key] = [row[at] for row in rows]
+        self.columns.extend(joint)
+        for key in joint:
+            self.bounds[key] = [block.bound(key) for block in self.blocks]
 
     def drop_joint(self) -> None:
         """Forget the joint columns. O(B x J)."""
