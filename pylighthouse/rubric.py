@@ -66,9 +66,19 @@ class Rubric:
         Cost: O(min(len(quantities), number of weights)).
         """
         total = ZERO
+        weights = self.weights
         try:
-            for key, weight, quantity in self._terms(quantities):
-                total = _ADD(total, _MULTIPLY(weight, quantity))
+            # (_terms, written out: this runs after every placement with BinPack)
+            if len(weights) <= len(quantities):
+                for key, weight in weights.items():
+                    quantity = quantities.get(key)
+                    if quantity is not None:
+                        total = _ADD(total, _MULTIPLY(weight, quantity))
+            else:
+                for key, quantity in quantities.items():
+                    weight = weights.get(key)
+                    if weight is not None:
+                        total = _ADD(total, _MULTIPLY(weight, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
         except (TypeError, AttributeError):  # plain numbers, or not numbers at all
