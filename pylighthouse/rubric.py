@@ -76,9 +76,9 @@ class Rubric:
                         total = _ADD(total, _MULTIPLY(weight, quantity))
             else:
                 for key, quantity in quantities.items():
-                    weight = weights.get(key)
-                    if weight is not None:
-                        total = _ADD(total, _MULTIPLY(weight, quantity))
+                    factor = weights.get(key)
+                    if factor is not None:
+                        total = _ADD(total, _MULTIPLY(factor, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
         except (TypeError, AttributeError):  # plain numbers, or not numbers at all
