@@ -1,7 +1,7 @@
 """Rubric scoring: the "size" of a workload or of a node's room, for BinPack."""
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
-from typing import Any, Dict, Iterator, Mapping, Tuple, Union
+from typing import Any, Dict, List, Mapping, Tuple, Union
 
 import attr
 
@@ -66,19 +66,9 @@ class Rubric:
         Cost: O(min(len(quantities), number of weights)).
         """
         total = ZERO
-        weights = self.weights
         try:
-            # (_terms, written out: this runs after every placement with BinPack)
-            if len(weights) <= len(quantities):
-                for key, weight in weights.items():
-                    quantity = quantities.get(key)
-                    if quantity is not None:
-                        total = _ADD(total, _MULTIPLY(weight, quantity))
-            else:
-                for key, quantity in quantities.items():
-                    factor = weights.get(key)
-                    if factor is not None:
-                        total = _ADD(total, _MULTIPLY(factor, quantity))
+            for _, weight, quantity in self._terms(quantities):
+                total = _ADD(total, _MULTIPLY(weight, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
         except (TypeError, AttributeError):  # plain numbers, or not numbers at all
@@ -87,22 +77,18 @@ class Rubric:
             return total
         return self._infinite_score(quantities)
 
-    def _terms(self, quantities: Mapping[str, Decimal]) -> Iterator[Tuple[str, Decimal, Decimal]]:
+    def _terms(self, quantities: Mapping[str, Decimal]) -> List[Tuple[str, Decimal, Decimal]]:
         """The (resource, weight, quantity) of every resource in both, read
         from the smaller side: a rubric of thousands of resources costs
         nothing against a node that has three. The sum is exact, so the
-        order of its terms does not matter."""
+        order of its terms does not matter. (A list, made in one
+        comprehension: BinPack scores a node after every placement.)"""
         weights = self.weights
         if len(weights) <= len(quantities):
-            for key, weight in weights.items():
-                found = quantities.get(key)
-                if found is not None:
-                    yield key, weight, found
-        else:
-            for key, quantity in quantities.items():
-                factor = weights.get(key)
-                if factor is not None:
-                    yield key, factor, quantity
+            return [(key, weight, quantity) for key, weight in weights.items()
+                    if (quantity := quantities.get(key)) is not None]
+        return [(key, weight, quantity) for key, quantity in quantities.items()
+                if (weight := weights.get(key)) is not None]
 
     def relevant(self, quantities: Mapping[str, Decimal]) -> Tuple[Tuple[str, Decimal], ...]:
         """The (resource, quantity) pairs of ``quantities`` that the rubric

@@ -202,14 +202,16 @@ class NodeClass:
 
     # ------------------------------------------------------------- changing
 
-    def add_column(self, key: str) -> None:
-        """Keep a column for ``key`` from now on. O(N)."""
+    def add_column(self, key: Any, made: Optional[List[List[float]]] = None) -> None:
+        """Keep a column for ``key`` from now on; ``made``: its values, per
+        block, when the caller has them (else computed). O(N)."""
         if key in self.bounds:
             return
         self.columns.append(key)
-        for block in self.blocks:
+        for at, block in enumerate(self.blocks):
             block.frontier = None
-            block.cols[key] = [column_value(slot, key) for slot in block.slots]
+            block.cols[key] = [column_value(slot, key) for slot in block.slots] \
+                if made is None else made[at]
         self.bounds[key] = [block.bound(key) for block in self.blocks]
 
     def insert(self, slot: Any, values: Optional[Dict[Any, float]] = None) -> None:
@@ -403,16 +405,11 @@ class NodeClass:
         joint = self.joint = tuple(
             ("joint", ((first, scales[first]), (second, scales[second] * 4.0 ** power)))
             for power in RATIOS)
-        # The columns are made together, a node at a time (two lookups and
-        # two floats a node for all of them), rather than one by one.
-        for block in self.blocks:
-            block.frontier = None
-            rows = [self._joint_values(slot) for slot in block.slots]
-            for at, key in enumerate(joint):
-                block.cols[key] = [row[at] for row in rows]
-        self.columns.extend(joint)
-        for key in joint:
-            self.bounds[key] = [block.bound(key) for block in self.blocks]
+        # The values of all of them, a node at a time (two lookups and two
+        # floats a node), rather than column by column.
+        rows = [[self._joint_values(slot) for slot in block.slots] for block in self.blocks]
+        for at, key in enumerate(joint):
+            self.add_column(key, [[row[at] for row in block] for block in rows])
 
     def drop_joint(self) -> None:
         """Forget the joint columns. O(B x J)."""
