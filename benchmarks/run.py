@@ -133,8 +133,10 @@ def bounded(seconds: Optional[float], function: Any, *args: Any) -> Any:
     then ``(seconds, None)``. Uses SIGALRM, so Unix and the main thread only."""
     if not seconds:
         return timed(function, *args)
+    expired: List[bool] = []
 
     def expire(signum: int, frame: Any) -> None:
+        expired.append(True)
         raise OutOfTime()
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -143,9 +145,12 @@ def bounded(seconds: Optional[float], function: Any, *args: Any) -> Any:
         # disarmed: the inner finally is inside the try that catches it.
         try:
             signal.setitimer(signal.ITIMER_REAL, seconds)
-            return timed(function, *args)
+            result = timed(function, *args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        # (raised where Python ignores exceptions, as in an object's
+        # finalizer during a garbage collection: the result came late)
+        return (seconds, None) if expired else result
     except OutOfTime:
         return seconds, None
     finally:

@@ -65,11 +65,10 @@ RECHECK = 32
 class _Pass:
     """What one pass of placements (one order of one call) knows of its
     searches: the nodes it changed, in order, each with its order key
-    before that change (``changed``), and per
-    requirements mapping of a workload without aversion groups, where the
-    last search for it found its node (``found``: the mapping, the
-    immunities, that node's order key before it took the workload, and how
-    many nodes the pass had changed before).
+    before that change (``changed``), and per requirements mapping, where
+    the last search for a workload asking it found the first node in order
+    that it fits (``found``: the mapping, the immunities, that node's order
+    key then, and how many nodes the pass had changed before).
 
     Every node ordered before that key refused the workload; a node that
     only loses room keeps refusing, so for an equal workload later in the
@@ -77,20 +76,25 @@ class _Pass:
     search resumes at the key (:meth:`.NodeIndex.first_fit_after`).
     Equal requirements are found by identity: workloads read from the same
     numbers share one mapping (:func:`pylighthouse.quantities.to_quantities`).
+    A workload with aversion groups resumes the same way: its node is the
+    first where it fits, unless that one hosts one of its groups; then the
+    first after it that fits and hosts none, if there is one.
     """
 
-    __slots__ = ("changed", "found")
+    __slots__ = ("changed", "found", "first")
 
     def __init__(self) -> None:
         self.changed: List[Tuple[_Slot, Any]] = []
         self.found: Dict[int, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
+        #: The first node in order where the last workload searched for fits
+        #: (set by the search; the node it goes to, unless it avoided that
+        #: one for an aversion group).
+        self.first: Optional[_Slot] = None
 
     def since(self, workload: Workload) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any]]:
         """The nodes changed since the last search for a workload fitting
         exactly as ``workload`` does, and the key it resumes at; ``None``
         when there is no such search, or too many nodes changed since."""
-        if workload.aversion_groups:
-            return None
         known = self.found.get(id(workload.requirements))
         if known is None:
             return None
@@ -101,12 +105,13 @@ class _Pass:
         return self.changed[count:], key
 
     def took(self, workload: Workload, slot: _Slot) -> None:
-        """``workload`` is about to go to ``slot``, the first node in order
-        where it fits."""
-        if not workload.aversion_groups:
-            requirements = workload.requirements
-            self.found[id(requirements)] = (requirements, workload.immunities, slot.key,
-                                            len(self.changed))
+        """``workload`` is about to go to ``slot``; :attr:`first` is the
+        first node in order where it fits."""
+        first = self.first
+        assert first is not None
+        requirements = workload.requirements
+        self.found[id(requirements)] = (requirements, workload.immunities, first.key,
+                                        len(self.changed))
         self.changed.append((slot, slot.key))
 
 
@@ -792,9 +797,7 @@ class Distributor:
         answer, less searching)."""
         if self._index is not None:
             if run is not None:
-                resume = run.since(workload)
-                if resume is not None:
-                    return self._index.first_fit_after(workload, *resume)
+                return self._choose_in_pass(workload, run)
             return self._indexed_choice(workload)
         order = self._order()
         averse = self._averse(workload)
@@ -803,6 +806,26 @@ class Distributor:
             if slot is not None:
                 return slot
         return self._first_fit(workload, order, ())
+
+    def _choose_in_pass(self, workload: Workload, run: _Pass) -> Optional[_Slot]:
+        """:meth:`_choose` for a strategy that searches from the first node
+        (no wrapping around), within ``run``: the first node where the
+        workload fits (resuming an earlier search when ``run`` allows), and,
+        if that one hosts a workload of one of its aversion groups, the
+        first after it that fits and hosts none, if any (every node before
+        the first refuses, so this is the node the avoiding pass finds)."""
+        index = self._index
+        assert index is not None
+        resume = run.since(workload)
+        first: Optional[_Slot] = index.first_fit(workload) if resume is None \
+            else index.first_fit_after(workload, *resume)
+        run.first = first
+        groups = workload.aversion_groups
+        if first is not None and groups and not first.groups.keys().isdisjoint(groups):
+            avoiding: Optional[_Slot] = index.first_fit_from(workload, first.key, groups)
+            if avoiding is not None:
+                return avoiding
+        return first
 
     def _indexed_choice(self, workload: Workload) -> Optional[_Slot]:
         """:meth:`_choose` through the node index: the same two passes, in the

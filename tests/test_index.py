@@ -643,6 +643,71 @@ def test_runs_of_equal_workloads_resume_and_decide_like_the_reference(strategy, 
     check_index(fast)
 
 
+@settings(max_examples=80, deadline=None)
+@given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
+       load=st.sampled_from([1, 2, 3, 8]))
+def test_grouped_workloads_resume_and_decide_like_the_reference(strategy, seed, load):
+    """Equal workloads, most of them in one or two of a few aversion
+    groups: each search finds the first node where the workload fits
+    (resumed when an equal one came before) and, when that node hosts one
+    of its groups, looks on from there, skipping such nodes. Every decision
+    is the reference's, in one call, after a release and in a second call;
+    and the looking on is a resumed search that skips averse nodes."""
+    import random
+    rng = random.Random(seed)
+    nodes = [{"name": f"n{i:02d}",
+              "resources": {"cpu": rng.choice([2, 4, 8]), "mem": rng.choice([2, 4, 8])}}
+             for i in range(rng.randrange(3, 25))]
+    flavours = [{"cpu": rng.choice([0, 1, 2]), "mem": rng.choice([1, 2])} for _ in range(2)]
+
+    def batch(prefix, count):
+        return [{"name": f"{prefix}{i:03d}", "requirements": dict(rng.choice(flavours)),
+                 "aversion_groups": rng.choice([[], ["a"], ["b"], ["c"], ["a", "b"]])}
+                for i in range(count)]
+
+    rubric = {"cpu": 1, "mem": 0.5}
+    fast, reference = make_with_twin(strategy, nodes, rubric, load)
+    # (A call of two equal workloads of one group that fit every node starts
+    # it: the node the second fits first hosts the group.)
+    start = [{"name": f"start{i}", "requirements": {"cpu": 0, "mem": 1},
+              "aversion_groups": ["a"]} for i in range(2)]
+    first = batch("w", rng.randrange(10, 90))
+    with mock.patch.object(NodeIndex, "first_fit_after",
+                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed, \
+            mock.patch.object(NodeIndex, "first_fit_from",
+                              autospec=True, side_effect=NodeIndex.first_fit_from) as looked_on:
+        assert fast.attempt_assign_loads(start) == reference.assign(start)
+        assert fast.attempt_assign_loads(first) == reference.assign(first)
+        assert_same_state(fast, reference)
+        placed = sorted(reference.assignments())
+        for operation in [("release", rng.sample(placed, len(placed) // 2)),
+                          ("assign", batch("v", 40))]:
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+    check_index(fast)
+    # (a resumed search for a grouped workload: it was not resumed before)
+    assert any(call.args[1].aversion_groups for call in resumed.call_args_list)
+    assert looked_on.called
+    assert all(call.args[3] == call.args[1].aversion_groups
+               for call in looked_on.call_args_list)
+
+
+def test_a_grouped_workload_looks_on_past_the_first_node_hosting_its_group():
+    """The first node where it fits hosts its group: it goes to the next one
+    that fits and does not; when none does, to the first after all."""
+    nodes = [{"name": "n0", "resources": {"cpu": 2}}, {"name": "n1", "resources": {"cpu": 2}}]
+    loads = [{"name": name, "requirements": {"cpu": 1}, "aversion_groups": ["g"]}
+             for name in "abc"]
+    for strategy in ("BinPack", "BestFit"):
+        fast, reference = make_with_twin(strategy, nodes, {"cpu": 1}, 1)
+        # a takes n0; n0 then comes first (least room) but hosts g: b goes
+        # to n1; both host g: c goes to the first where it fits.
+        assert fast.attempt_assign_loads(loads) == {"a": "n0", "b": "n1", "c": "n0"}
+        assert reference.assign(loads) == {"a": "n0", "b": "n1", "c": "n0"}
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+
 def test_an_index_built_again_keeps_the_columns_of_the_one_it_replaces():
     """BestFit sets its index aside to take back a call's placement of more
     workloads than nodes and builds it again: with the columns the old one

@@ -270,6 +270,17 @@ class NodeIndex:
         shape = (tuple(workload.requirements), workload.immunities)
         return self._search(workload, shape, NO_GROUPS, ((key, None),))
 
+    def first_fit_from(self, workload: Workload, key: Any,
+                       groups: FrozenSet[str]) -> Optional[Any]:
+        """The first open node from order key ``key`` on (no wrapping
+        around) where ``workload`` fits, skipping nodes that host a
+        workload of one of ``groups``; ``None`` when there is none.
+
+        Cost: :meth:`first_fit`'s over the blocks from ``key`` on.
+        """
+        shape = (tuple(workload.requirements), workload.immunities)
+        return self._search(workload, shape, groups, ((key, None),))
+
     def _search(self, workload: Workload, shape: Shape, groups: FrozenSet[str],
                 spans: Tuple[Tuple[Any, Any], ...]) -> Optional[Any]:
         """The earliest answer in the first of ``spans`` (order key ranges
