@@ -64,12 +64,13 @@ NEAR = 9
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
              versions: List[int], stamps: List[int],
-             plain: Optional[List[int]] = None) -> Iterator[int]:
-    """Indices from ``start`` on where every sieve column reaches its
+             plain: Optional[List[int]] = None) -> Tuple[Iterator[int], List[Any]]:
+    """Indices from ``start`` on where the first sieve column reaches its
     threshold and whose stamp (and ``plain`` stamp, if given) is not the
-    current version (they refused already). The first column and the stamps
-    are compared in C (the stamps only when some block refused the vector
-    before: O(B) in C to tell), the other columns only where those pass."""
+    current version (they refused already), found in C (the stamps
+    compared only when some block refused the vector before: O(B) in C to
+    tell); and the other (column, threshold) pairs, for the caller to
+    compare where those pass (a generator doing it costs more)."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
     passes: Iterator[bool] = map(ge, islice(values, start, None), repeat(threshold))
@@ -83,13 +84,7 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
     if plain is not None:
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(plain, start, None)))
-    others = [(columns[key], threshold) for key, threshold in rest]
-    for index in compress(count(start), passes):
-        for column, threshold in others:
-            if column[index] < threshold:
-                break
-        else:
-            yield index
+    return compress(count(start), passes), [(columns[key], threshold) for key, threshold in rest]
 
 
 def _acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
@@ -146,7 +141,15 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
-    for index in _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps):
+    candidates, bounded = _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps)
+    for index in candidates:
+        short = False  # (the block's bounds fall short on another column)
+        for column, threshold in bounded:
+            if column[index] < threshold:
+                short = True
+                break
+        if short:
+            continue
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
         stamps[done:index] = versions[done:index]
@@ -178,8 +181,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         values = cols[lead]
         others = [(cols[key], threshold) for key, threshold in rest]
         averse = False  # a node was passed over for a group
-        # The two stages of _passing, written out: a generator per block
-        # looked inside costs more than this loop on the slowest mixes.
+        # The same two stages as over the blocks: the first column in C,
+        # the others in Python where it passes.
         for position in compress(count(start), map(ge, islice(values, start, None)
                                                    if start else values, repeat(least))):
             for column, threshold in others:
