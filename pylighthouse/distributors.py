@@ -81,25 +81,35 @@ class _Pass:
     first after it that fits and hosts none, if there is one.
     """
 
-    __slots__ = ("changed", "found", "first")
+    __slots__ = ("changed", "found", "avoided", "first")
 
     def __init__(self) -> None:
         self.changed: List[Tuple[_Slot, Any]] = []
-        self.found: Dict[int, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
+        self.found: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
+        #: As ``found``, per requirements mapping and aversion groups, for
+        #: the node a workload took past the first where it fits, which
+        #: hosted one of its groups: every node before it refused the
+        #: workload or hosted one of its groups (and still does).
+        self.avoided: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
         #: The first node in order where the last workload searched for fits
         #: (set by the search; the node it goes to, unless it avoided that
         #: one for an aversion group).
         self.first: Optional[_Slot] = None
 
-    def since(self, workload: Workload) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any]]:
+    def since(self, workload: Workload, avoiding: bool = False,
+              ) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any]]:
         """The nodes changed since the last search for a workload fitting
         exactly as ``workload`` does, and the key it resumes at; ``None``
-        when there is no such search, or too many nodes changed since."""
-        known = self.found.get(id(workload.requirements))
+        when there is no such search, or too many nodes changed since.
+        ``avoiding``: the search for a node past the first where it fits,
+        avoiding its groups."""
+        requirements = workload.requirements
+        known = self.avoided.get((id(requirements), workload.aversion_groups)) if avoiding \
+            else self.found.get(id(requirements))
         if known is None:
             return None
-        requirements, immunities, key, count = known
-        if requirements is not workload.requirements or immunities != workload.immunities \
+        same, immunities, key, count = known
+        if same is not requirements or immunities != workload.immunities \
                 or len(self.changed) - count > RECHECK:
             return None
         return self.changed[count:], key
@@ -110,8 +120,11 @@ class _Pass:
         first = self.first
         assert first is not None
         requirements = workload.requirements
-        self.found[id(requirements)] = (requirements, workload.immunities, first.key,
-                                        len(self.changed))
+        count = len(self.changed)
+        self.found[id(requirements)] = (requirements, workload.immunities, first.key, count)
+        if slot is not first:
+            self.avoided[id(requirements), workload.aversion_groups] = (
+                requirements, workload.immunities, slot.key, count)
         self.changed.append((slot, slot.key))
 
 
@@ -822,7 +835,11 @@ class Distributor:
         run.first = first
         groups = workload.aversion_groups
         if first is not None and groups and not first.groups.keys().isdisjoint(groups):
-            avoiding: Optional[_Slot] = index.first_fit_from(workload, first.key, groups)
+            # (from where an equal workload of the same groups went, when it
+            # also avoided the first node it fitted: replicas spread one by one)
+            resume = run.since(workload, avoiding=True)
+            avoiding: Optional[_Slot] = index.first_fit_from(workload, first.key, groups) \
+                if resume is None else index.first_fit_after(workload, *resume, groups)
             if avoiding is not None:
                 return avoiding
         return first

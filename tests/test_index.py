@@ -652,7 +652,8 @@ def test_grouped_workloads_resume_and_decide_like_the_reference(strategy, seed, 
     (resumed when an equal one came before) and, when that node hosts one
     of its groups, looks on from there, skipping such nodes. Every decision
     is the reference's, in one call, after a release and in a second call;
-    and the looking on is a resumed search that skips averse nodes."""
+    some grouped workloads' searches were resumed, and every looking on
+    avoided the workload's own groups."""
     import random
     rng = random.Random(seed)
     nodes = [{"name": f"n{i:02d}",
@@ -706,6 +707,35 @@ def test_a_grouped_workload_looks_on_past_the_first_node_hosting_its_group():
         assert reference.assign(loads) == {"a": "n0", "b": "n1", "c": "n0"}
         assert_same_state(fast, reference)
         check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["BinPack", "BestFit"])
+def test_replicas_of_a_group_spread_each_from_where_the_last_went(strategy):
+    """Replicas of two deployments, each deployment one aversion group, all
+    fitting every node: they spread one to a node, as the reference
+    places them, and past its first, each replica's search goes on from the
+    node the one before took (not from the first node it fits, stepping
+    over all the nodes its group holds)."""
+    nodes = [{"name": f"n{i:02d}", "resources": {"cpu": 4, "mem": 8}} for i in range(40)]
+    loads = [{"name": f"{app}-{i:02d}", "requirements": {"cpu": 1, "mem": 2},
+              "aversion_groups": [app]} for i in range(15) for app in ("api", "web")]
+    fast, reference = make_with_twin(strategy, nodes, {"cpu": 1, "mem": 0.5}, 4)
+    with mock.patch.object(NodeIndex, "first_fit_after",
+                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed, \
+            mock.patch.object(NodeIndex, "first_fit_from",
+                              autospec=True, side_effect=NodeIndex.first_fit_from) as looked_on:
+        placed = fast.attempt_assign_loads(loads)
+    assert placed == reference.assign(loads)
+    assert_same_state(fast, reference)
+    check_index(fast)
+    for app in ("api", "web"):
+        hosts = [node for name, node in placed.items() if name.startswith(app)]
+        assert len(set(hosts)) == 15
+    # Each deployment looks on afresh once (its second replica) a placement
+    # of the call (BestFit may place it a second time, in another order);
+    # later replicas go on from where the one before went.
+    assert looked_on.call_count <= 2 * (1 if strategy == "BinPack" else 2)
+    assert sum(1 for call in resumed.call_args_list if call.args[4:]) >= 2 * 15 - 4
 
 
 def test_an_index_built_again_keeps_the_columns_of_the_one_it_replaces():

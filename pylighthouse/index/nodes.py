@@ -243,16 +243,17 @@ class NodeIndex:
                 nodes.make_joint([name for name, _ in before.joint[0][1]])
 
     def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
-                        key: Any) -> Optional[Any]:
-        """:meth:`first_fit` (no groups, from the first node) when the answer
+                        key: Any, groups: FrozenSet[str] = NO_GROUPS) -> Optional[Any]:
+        """:meth:`first_fit` (from the first node) when the answer
         is known not to lie before order key ``key`` but in ``changed``:
         every node ordered before ``key`` refused a workload that fits
-        exactly as ``workload`` does, and since then only the nodes of
+        exactly as ``workload`` does (or hosted a workload of one of
+        ``groups``, the groups to avoid), and since then only the nodes of
         ``changed`` changed, each by taking a workload (given with its
-        order key before it did). A node that only lost room still refuses:
-        those of ``changed`` that sat at or after ``key`` and now sit before
-        it are asked, and if none takes it the rest is searched from ``key``
-        on, without wrapping around.
+        order key before it did). A node that only lost room, or gained a
+        group, still refuses: those of ``changed`` that sat at or after
+        ``key`` and now sit before it are asked, and if none takes it the
+        rest is searched from ``key`` on, without wrapping around.
 
         Cost: one ``check_fit`` per such node; then, if none takes it,
         :meth:`first_fit`'s over the blocks from ``key`` on.
@@ -263,12 +264,13 @@ class NodeIndex:
                 continue  # it refused then, and has only lost room since
             here = slot.key
             if here < key and (best is None or here < best.key) and not slot.cordoned \
+                    and (not groups or slot.groups.keys().isdisjoint(groups)) \
                     and check_fit(slot.remaining, workload) is None:
                 best = slot
         if best is not None:
             return best
         shape = (tuple(workload.requirements), workload.immunities)
-        return self._search(workload, shape, NO_GROUPS, ((key, None),))
+        return self._search(workload, shape, groups, ((key, None),))
 
     def first_fit_from(self, workload: Workload, key: Any,
                        groups: FrozenSet[str]) -> Optional[Any]:
