@@ -68,7 +68,7 @@ class _Pass:
     before that change (``changed``), and per requirements mapping, where
     the last search for a workload asking it found the first node in order
     that it fits (``found``: the mapping, the immunities, that node's order
-    key then, and how many nodes the pass had changed before).
+    key then, how many nodes the pass had changed before, and the node).
 
     Every node ordered before that key refused the workload; a node that
     only loses room keeps refusing, so for an equal workload later in the
@@ -85,34 +85,34 @@ class _Pass:
 
     def __init__(self) -> None:
         self.changed: List[Tuple[_Slot, Any]] = []
-        self.found: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
+        self.found: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int, _Slot]] = {}
         #: As ``found``, per requirements mapping and aversion groups, for
         #: the node a workload took past the first where it fits, which
         #: hosted one of its groups: every node before it refused the
         #: workload or hosted one of its groups (and still does).
-        self.avoided: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int]] = {}
+        self.avoided: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int, _Slot]] = {}
         #: The first node in order where the last workload searched for fits
         #: (set by the search; the node it goes to, unless it avoided that
         #: one for an aversion group).
         self.first: Optional[_Slot] = None
 
     def since(self, workload: Workload, avoiding: bool = False,
-              ) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any]]:
+              ) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any, _Slot]]:
         """The nodes changed since the last search for a workload fitting
-        exactly as ``workload`` does, and the key it resumes at; ``None``
-        when there is no such search, or too many nodes changed since.
-        ``avoiding``: the search for a node past the first where it fits,
-        avoiding its groups."""
+        exactly as ``workload`` does, the key it resumes at and the node
+        that search found there; ``None`` when there is no such search, or
+        too many nodes changed since. ``avoiding``: the search for a node
+        past the first where it fits, avoiding its groups."""
         requirements = workload.requirements
         known = self.avoided.get((id(requirements), workload.aversion_groups)) if avoiding \
             else self.found.get(id(requirements))
         if known is None:
             return None
-        same, immunities, key, count = known
+        same, immunities, key, count, node = known
         if same is not requirements or immunities != workload.immunities \
                 or len(self.changed) - count > RECHECK:
             return None
-        return self.changed[count:], key
+        return self.changed[count:], key, node
 
     def took(self, workload: Workload, slot: _Slot) -> None:
         """``workload`` is about to go to ``slot``; :attr:`first` is the
@@ -121,10 +121,11 @@ class _Pass:
         assert first is not None
         requirements = workload.requirements
         count = len(self.changed)
-        self.found[id(requirements)] = (requirements, workload.immunities, first.key, count)
+        self.found[id(requirements)] = (requirements, workload.immunities, first.key, count,
+                                        first)
         if slot is not first:
             self.avoided[id(requirements), workload.aversion_groups] = (
-                requirements, workload.immunities, slot.key, count)
+                requirements, workload.immunities, slot.key, count, slot)
         self.changed.append((slot, slot.key))
 
 
@@ -831,7 +832,7 @@ class Distributor:
         assert index is not None
         resume = run.since(workload)
         first: Optional[_Slot] = index.first_fit(workload) if resume is None \
-            else index.first_fit_after(workload, *resume)
+            else index.first_fit_after(workload, resume[0], resume[1], at=resume[2])
         run.first = first
         groups = workload.aversion_groups
         if first is not None and groups and not first.groups.keys().isdisjoint(groups):
@@ -839,7 +840,8 @@ class Distributor:
             # also avoided the first node it fitted: replicas spread one by one)
             resume = run.since(workload, avoiding=True)
             avoiding: Optional[_Slot] = index.first_fit_from(workload, first.key, groups) \
-                if resume is None else index.first_fit_after(workload, *resume, groups)
+                if resume is None \
+                else index.first_fit_after(workload, resume[0], resume[1], groups, resume[2])
             if avoiding is not None:
                 return avoiding
         return first

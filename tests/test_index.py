@@ -709,6 +709,42 @@ def test_a_grouped_workload_looks_on_past_the_first_node_hosting_its_group():
         check_index(fast)
 
 
+def test_a_resumed_search_takes_the_node_it_resumes_at_without_a_search():
+    """a takes n0; b fits n0 first but avoids it (group g) and takes n1;
+    c, equal to both without groups, resumes at n0, which did not change
+    and still fits: it is taken after one fit check, with no search of
+    the blocks."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 2}} for i in range(3)]
+    loads = [{"name": "a", "requirements": {"cpu": 1}, "aversion_groups": ["g"]},
+             {"name": "b", "requirements": {"cpu": 1}, "aversion_groups": ["g"]},
+             {"name": "c", "requirements": {"cpu": 1}}]
+    fast, reference = make_with_twin("BinPack", nodes, {"cpu": 1}, 1)
+    with mock.patch.object(NodeIndex, "_search", autospec=True,
+                           side_effect=NodeIndex._search) as searched:
+        placed = fast.attempt_assign_loads(loads)
+    assert placed == reference.assign(loads) == {"a": "n0", "b": "n1", "c": "n0"}
+    assert_same_state(fast, reference)
+    check_index(fast)
+    # (one search for a, one for b's looking on past n0, none for c)
+    assert [call.args[1].name for call in searched.call_args_list] == ["a", "b"]
+
+
+@pytest.mark.parametrize("strategy", ["BinPack", "BestFit"])
+def test_replicas_that_take_no_room_still_avoid_the_nodes_of_their_group(strategy):
+    """Replicas asking for nothing leave every node where it was in the
+    order: the node the last one took still sits where the next one
+    resumes, and is passed over for hosting the group."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 2}} for i in range(3)]
+    loads = [{"name": f"r{i}", "requirements": {"cpu": 0}, "aversion_groups": ["g"]}
+             for i in range(5)]
+    fast, reference = make_with_twin(strategy, nodes, {"cpu": 1}, 1)
+    placed = fast.attempt_assign_loads(loads)
+    assert placed == reference.assign(loads)
+    assert set(placed.values()) == {"n0", "n1", "n2"}
+    assert_same_state(fast, reference)
+    check_index(fast)
+
+
 @pytest.mark.parametrize("strategy", ["BinPack", "BestFit"])
 def test_replicas_of_a_group_spread_each_from_where_the_last_went(strategy):
     """Replicas of two deployments, each deployment one aversion group, all

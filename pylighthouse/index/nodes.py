@@ -243,7 +243,8 @@ class NodeIndex:
                 nodes.make_joint([name for name, _ in before.joint[0][1]])
 
     def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
-                        key: Any, groups: FrozenSet[str] = NO_GROUPS) -> Optional[Any]:
+                        key: Any, groups: FrozenSet[str] = NO_GROUPS,
+                        at: Optional[Any] = None) -> Optional[Any]:
         """:meth:`first_fit` (from the first node) when the answer
         is known not to lie before order key ``key`` but in ``changed``:
         every node ordered before ``key`` refused a workload that fits
@@ -252,11 +253,13 @@ class NodeIndex:
         ``changed`` changed, each by taking a workload (given with its
         order key before it did). A node that only lost room, or gained a
         group, still refuses: those of ``changed`` that sat at or after
-        ``key`` and now sit before it are asked, and if none takes it the
-        rest is searched from ``key`` on, without wrapping around.
+        ``key`` and now sit before it are asked; if none takes it, ``at``
+        (the node that sat at ``key``, if given) when it still does and
+        takes the workload; else the rest is searched from ``key`` on,
+        without wrapping around.
 
-        Cost: one ``check_fit`` per such node; then, if none takes it,
-        :meth:`first_fit`'s over the blocks from ``key`` on.
+        Cost: one ``check_fit`` per such node and ``at``; then, if none
+        takes it, :meth:`first_fit`'s over the blocks from ``key`` on.
         """
         best = None
         for slot, before in changed:
@@ -269,6 +272,10 @@ class NodeIndex:
                 best = slot
         if best is not None:
             return best
+        if at is not None and at.key == key and not at.cordoned \
+                and (not groups or at.groups.keys().isdisjoint(groups)) \
+                and check_fit(at.remaining, workload) is None:
+            return at  # (the first node from ``key`` on: nothing sits between)
         shape = (tuple(workload.requirements), workload.immunities)
         return self._search(workload, shape, groups, ((key, None),))
 
