@@ -61,6 +61,11 @@ class _Slot:
 #: before :class:`_Pass` no longer lets an equal one resume after it.
 RECHECK = 32
 
+#: What :class:`_Pass` keeps of a search: the requirements mapping, the
+#: immunities, the order key it resumes at, how many nodes the pass had
+#: changed before, and the node that sat at that key.
+_Found = Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int, _Slot]
+
 
 class _Pass:
     """What one pass of placements (one order of one call) knows of its
@@ -85,12 +90,12 @@ class _Pass:
 
     def __init__(self) -> None:
         self.changed: List[Tuple[_Slot, Any]] = []
-        self.found: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int, _Slot]] = {}
+        self.found: Dict[Any, _Found] = {}
         #: As ``found``, per requirements mapping and aversion groups, for
         #: the node a workload took past the first where it fits, which
         #: hosted one of its groups: every node before it refused the
         #: workload or hosted one of its groups (and still does).
-        self.avoided: Dict[Any, Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int, _Slot]] = {}
+        self.avoided: Dict[Any, _Found] = {}
         #: The first node in order where the last workload searched for fits
         #: (set by the search; the node it goes to, unless it avoided that
         #: one for an aversion group).

@@ -33,12 +33,11 @@ from operator import attrgetter
 from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol,
                     Sequence, Tuple)
 
-from ..fit import check_fit
 from ..model import Workload
 from ..quantities import ZERO
 from .blocks import NodeClass, at_least
 from .plans import FEW, Plan, joint_policy, make_plan, review_joint
-from .search import first_among, first_in_class
+from .search import acceptable, first_among, first_in_class
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
 
@@ -266,15 +265,12 @@ class NodeIndex:
             if before < key:
                 continue  # it refused then, and has only lost room since
             here = slot.key
-            if here < key and (best is None or here < best.key) and not slot.cordoned \
-                    and (not groups or slot.groups.keys().isdisjoint(groups)) \
-                    and check_fit(slot.remaining, workload) is None:
+            if here < key and (best is None or here < best.key) \
+                    and acceptable(slot, workload, groups):
                 best = slot
         if best is not None:
             return best
-        if at is not None and at.key == key and not at.cordoned \
-                and (not groups or at.groups.keys().isdisjoint(groups)) \
-                and check_fit(at.remaining, workload) is None:
+        if at is not None and at.key == key and acceptable(at, workload, groups):
             return at  # (the first node from ``key`` on: nothing sits between)
         shape = (tuple(workload.requirements), workload.immunities)
         return self._search(workload, shape, groups, ((key, None),))

@@ -48,7 +48,7 @@ from ..fit import check_fit
 from ..model import Workload
 from .blocks import NodeClass, Refused
 
-__all__ = ["first_in_class", "first_among", "Sieve"]
+__all__ = ["first_in_class", "first_among", "acceptable", "Sieve"]
 
 #: (column, threshold) pairs.
 Sieve = Sequence[Tuple[Any, float]]
@@ -87,7 +87,7 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
     return compress(count(start), passes), [(columns[key], threshold) for key, threshold in rest]
 
 
-def _acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
+def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
     """Whether the search may take ``slot``: open, not averse, and fits."""
     if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
         return False
@@ -238,7 +238,7 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
     Cost: O(K log K) for K candidates, plus one ``check_fit`` each at most.
     """
     for slot in sorted(_in_range(candidates, low, high), key=_KEY):
-        if _acceptable(slot, workload, groups):
+        if acceptable(slot, workload, groups):
             return slot
     return None
 
