@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
-from pylighthouse.index import NodeIndex, plans
+from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index.blocks import OPEN, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
@@ -918,3 +918,29 @@ def test_a_sieve_checks_three_joint_columns_that_every_fitting_node_passes(
     slot = next(slot for slot in nodes_class if slot.node.name == "x")
     for key, threshold in sieve:
         assert column_value(slot, key) >= threshold, key
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])
+def test_a_class_found_closed_opens_when_a_workload_offsets_its_ward(strategy):
+    """A class whose every node shows a ward is skipped whole while its
+    clock stands; a workload that offsets the ward on one node (a negative
+    requirement) opens it again for every shape."""
+    nodes = [{"name": f"g{i}", "resources": {"cpu": 8, "mark": -1}} for i in range(6)] + \
+        [{"name": "c0", "resources": {"cpu": 1}}]
+    steps = [
+        ("assign", [{"name": "a", "requirements": {"cpu": 2}}]),  # the class is closed
+        ("assign", [{"name": "b", "requirements": {"cpu": 2}}]),  # and still is
+        ("assign", [{"name": "off", "requirements": {"cpu": 1, "mark": -1}}]),
+        ("assign", [{"name": "c", "requirements": {"cpu": 2}},
+                    {"name": "d", "requirements": {"cpu": 2}}]),
+    ]
+    rubric = {"cpu": 1} if strategy == "BinPack" else {}
+    fast = make(strategy, nodes, rubric, True, DEFAULT_LOAD, "adaptive")
+    reference = Reference(strategy, nodes, rubric)
+    answers = []
+    for operation in steps:
+        answers.append(run(operation, fast))
+        assert answers[-1] == run_reference(operation, reference), operation
+        check_index(fast)
+    assert answers[0] == {"a": None} and answers[1] == {"b": None}
+    assert answers[3]["c"] is not None and answers[3]["c"] == answers[2]["off"]

@@ -44,7 +44,7 @@ class Entry:
     immune to (a node must have offset them to zero or more), either way
     (each has a column, for :meth:`closed`)."""
 
-    __slots__ = ("nodes", "pairs", "tag", "wards")
+    __slots__ = ("nodes", "pairs", "tag", "wards", "shut")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = ()):
@@ -52,12 +52,21 @@ class Entry:
         self.pairs = pairs
         self.tag = tag
         self.wards = wards
+        self.shut = -1  # (the class's clock when last found closed)
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so
-        none can take the shape). O(B) in C per ward, for B blocks."""
-        bounds = self.nodes.bounds
-        return any(max(bounds[key], default=-math.inf) < 0.0 for key in self.wards)
+        none can take the shape). O(B) in C per ward, for B blocks; O(1)
+        again while the class's clock stands (no node of it gained room,
+        joined or opened: a ward column's bounds only fell)."""
+        nodes = self.nodes
+        if self.shut == nodes.clock:
+            return True
+        bounds = nodes.bounds
+        if any(max(bounds[key], default=-math.inf) < 0.0 for key in self.wards):
+            self.shut = nodes.clock
+            return True
+        return False
 
     def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
         """The (column, threshold) pairs for a workload with these float
@@ -169,19 +178,27 @@ def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[A
     next to it, each with the workload's threshold on it: the same float
     operations on its requirements as on a node's room (so rounding keeps
     every node that has enough of both)."""
-    (first, scale), (second, base) = joint[RATIOS.index(0)][1]
+    (first, scale), (second, base) = joint[_MIDDLE][1]
     one, two = floats[first], floats[second]
-    at = RATIOS.index(0)
-    ratio = one * scale / (two * base) if 0 < two * base < math.inf else 0.0
-    if 0 < ratio < math.inf:  # (may round to 0 or inf: no logarithm then)
-        at = RATIOS.index(max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4)))))
+    at = _MIDDLE
+    below = two * base
+    if 0 < below < math.inf:
+        ratio = one * scale / below
+        if 0 < ratio < math.inf:  # (may round to 0 or inf: no logarithm then)
+            at = max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4)))) + _MIDDLE
     pairs = []
     for index in (at, at - 1, at + 1):
         if 0 <= index < len(joint):
             key = joint[index]
             (_, scale), (_, other) = key[1]
-            pairs.append((key, min(one * scale, two * other)))
+            one_scaled, two_scaled = one * scale, two * other
+            pairs.append((key, two_scaled if two_scaled < one_scaled else one_scaled))
     return pairs
+
+
+#: Where the joint column of ratio one sits (:data:`.blocks.RATIOS` runs
+#: by steps of one).
+_MIDDLE = RATIOS.index(0)
 
 
 def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
