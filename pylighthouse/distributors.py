@@ -892,11 +892,15 @@ class Distributor:
                 journal.touch(slot)
             journal.added[workload.name] = None
         remaining = slot.remaining
-        before = {key: remaining[key] for key in workload.requirements}
+        before = {}
+        grew = False  # (a negative requirement gives room)
         for key, needed in workload.requirements.items():
-            remaining[key] -= needed
+            before[key] = left = remaining[key]
+            remaining[key] = left - needed
+            if needed < ZERO:
+                grew = True
         if self._index is not None and before:
-            self._index.changed(slot, before)
+            self._index.changed(slot, before, grew)
         slot.workloads[workload.name] = workload
         self._where[workload.name] = slot
         for group in workload.aversion_groups:

@@ -179,14 +179,18 @@ class NodeIndex:
         if not slot.cordoned:
             self._grown += 1
 
-    def changed(self, slot: Any, before: Mapping[str, Decimal]) -> None:
+    def changed(self, slot: Any, before: Mapping[str, Decimal],
+                grew: Optional[bool] = None) -> None:
         """The remaining quantities of ``slot`` named in ``before`` changed
-        (``before`` holds the old ones). O(log N + k) mostly, O(C x L) when
-        the node moves in a rubric's order."""
+        (``before`` holds the old ones; ``grew``: whether one went up, if
+        the caller knows). O(log N + k) mostly, O(C x L) when the node moves
+        in a rubric's order."""
         nodes = self._home[slot.name]
         index, position = nodes.locate(slot.key)
-        remaining = slot.remaining
-        grew = not slot.cordoned and any(remaining[key] > old for key, old in before.items())
+        if grew is None:
+            remaining = slot.remaining
+            grew = any(remaining[key] > old for key, old in before.items())
+        grew = grew and not slot.cordoned
         if grew:
             self._grown += 1
         if self._ordering is not None:
