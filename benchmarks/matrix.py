@@ -21,7 +21,7 @@ count (it still slows the caches; run on a quiet machine for wall time):
 * ``build``: microseconds per node to build the distributor;
 * ``nowhere``: cost of a workload that fits no node (each with its own
   quantities, tried after the run) over the cost of an average workload
-  of the run;
+  of the run; median of :data:`ROUNDS` batches, each of fresh quantities;
 * ``grouped``, ``rare``, ``pinned``: for the mixes that have them, cost of
   a fresh batch of that kind of workload over a fresh batch of plain ones,
   on the state the run left; median of :data:`ROUNDS` rounds, each a batch
@@ -50,7 +50,7 @@ STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
 FULL_SIZES = ("1000x10000", "10000x100000")
 QUICK_SIZES = ("60x600",)
 PROBES = 300  # workloads per probe batch (nowhere, grouped, rare, pinned, plain)
-ROUNDS = 3  # rounds of the grouped, rare and pinned probes, each with plain ones
+ROUNDS = 3  # batches of fits-nowhere probes; rounds of the grouped, rare and pinned ones
 
 
 def build(strategy: str, nodes: Sequence[Dict[str, Any]]) -> lighthouse.Distributor:
@@ -134,7 +134,9 @@ def bench(mix: str, strategy: str, size: str, repeat: int) -> Dict[str, Any]:
         "build_us_per_node": 1e6 * statistics.median(builds) / max(1, node_count)}
     row["vs_plain"] = seconds / statistics.median(plain_runs)
     success = seconds / max(1, workload_count)
-    row["nowhere"] = per_workload(distributor, mixes.nowhere(problem[0], PROBES)) / success
+    row["nowhere"] = statistics.median(
+        per_workload(distributor, mixes.nowhere(problem[0], PROBES, seed=round_))
+        for round_ in range(ROUNDS)) / success
     costs: Dict[str, List[float]] = {}
     for round_ in range(ROUNDS):
         kinds = probes(mix, distributor, problem[0], seed=node_count + round_)
