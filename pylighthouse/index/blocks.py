@@ -113,8 +113,8 @@ class Refused:
 
     __slots__ = ("stamps", "prefix")
 
-    def __init__(self) -> None:
-        self.stamps: List[int] = []
+    def __init__(self, blocks: int = 0) -> None:
+        self.stamps: List[int] = [0] * blocks
         self.prefix = 0
 
 
@@ -166,11 +166,13 @@ class NodeClass:
         """What the blocks refused of ``needed`` (of ``shape``), to be
         compared with :attr:`versions`, and written when a block refuses.
         O(1), plus O(B) for B blocks the first time."""
-        refused = self.refusals.get((shape, needed))
+        refusals = self.refusals
+        refused = refusals.get((shape, needed))
         if refused is None:
-            if len(self.refusals) >= MAX_REFUSED:
-                self.refusals.clear()
-            refused = self.refusals[shape, needed] = Refused()
+            if len(refusals) >= MAX_REFUSED:
+                refusals.clear()
+            refused = refusals[shape, needed] = Refused(len(self.blocks))
+            return refused
         stamps = refused.stamps
         missing = len(self.blocks) - len(stamps)
         if missing > 0:
