@@ -76,7 +76,8 @@ class _Pass:
     key then, how many nodes the pass had changed before, and the node).
 
     Every node ordered before that key refused the workload; a node that
-    only loses room keeps refusing, so for an equal workload later in the
+    only loses room keeps refusing (a placement that gives a node room, by
+    a negative requirement, makes the pass forget every search), so for an equal workload later in the
     pass only the nodes changed since can have moved there and fit: the
     search resumes at the key (:meth:`.NodeIndex.first_fit_after`).
     Equal requirements are found by identity: workloads read from the same
@@ -132,6 +133,12 @@ class _Pass:
             self.avoided[id(requirements), workload.aversion_groups] = (
                 requirements, workload.immunities, slot.key, count, slot)
         self.changed.append((slot, slot.key))
+        if requirements and min(requirements.values()) < ZERO:
+            # A negative requirement gives the node room (it may offset a
+            # ward): a node that refused an earlier search may take an equal
+            # workload now, so no later search resumes an earlier one.
+            self.found.clear()
+            self.avoided.clear()
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -944,3 +944,47 @@ def test_a_class_found_closed_opens_when_a_workload_offsets_its_ward(strategy):
         check_index(fast)
     assert answers[0] == {"a": None} and answers[1] == {"b": None}
     assert answers[3]["c"] is not None and answers[3]["c"] == answers[2]["off"]
+
+
+def test_a_workload_that_gives_a_node_room_ends_the_resumed_searches_of_its_pass():
+    """Within one call, an equal workload resumes where the last one found
+    its first node; a workload in between that offsets a ward of a node
+    before that one (a negative requirement) lets the node take it, so the
+    next equal one searches from the first node again."""
+    rubric = {"cpu": 1, "mem": -0.5}
+    nodes = SHAPE_NODES + [{"name": f"e{i}", "resources": {"cpu": 4, "mem": 4}}
+                           for i in range(4)]
+    batch = [{"name": "w0", "requirements": {"cpu": 1}},
+             {"name": "w1", "requirements": {"cpu": 1}},
+             {"name": "w2", "requirements": {"cpu": 1, "flies": -1}},
+             {"name": "w3", "requirements": {"cpu": 1}}]
+    for load in (1, 48):
+        fast = make("BinPack", nodes, rubric, True, load)
+        expected = Reference("BinPack", nodes, rubric).assign(batch)
+        assert expected == {"w0": "d", "w1": "a", "w2": "b", "w3": "b"}
+        assert fast.attempt_assign_loads(batch) == expected
+        check_index(fast)
+
+
+@settings(max_examples=60, deadline=None)
+@given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
+       load=st.sampled_from([1, 2, 8]))
+def test_runs_of_equal_workloads_with_ward_offsets_decide_like_the_reference(strategy, seed,
+                                                                             load):
+    """Runs of equal workloads, some of which offset a ward on the node they
+    take (a negative requirement): resumed searches choose what the
+    reference chooses."""
+    import random
+    rng = random.Random(seed)
+    nodes = [{"name": f"n{i:02d}",
+              "resources": dict({"cpu": rng.choice([2, 4, 6]), "mem": rng.choice([2, 4])},
+                                **({"spiders": -1} if rng.random() < 0.4 else {}))}
+             for i in range(rng.randrange(4, 20))]
+    flavours = [{"cpu": rng.choice([1, 2]), "mem": rng.choice([1, 2])} for _ in range(2)] \
+        + [{"cpu": 1, "spiders": -1}]
+    loads = [{"name": f"w{i:03d}", "requirements": dict(rng.choice(flavours))}
+             for i in range(rng.randrange(5, 60))]
+    fast, reference = make_with_twin(strategy, nodes, {"cpu": 1, "mem": 0.5}, load)
+    assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+    assert_same_state(fast, reference)
+    check_index(fast)
