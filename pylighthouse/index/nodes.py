@@ -71,10 +71,13 @@ class RubricOrder:
         self.rubric = rubric
 
     def key(self, slot: Any) -> Any:
-        flag, score, name = self.rubric.sort_key(slot.remaining, slot.name)
+        # (Rubric.sort_key, inlined: BinPack keys a node after every placement)
+        score = self.rubric.score(slot.remaining)
+        if score.is_nan():
+            return (1, 0.0, ZERO, slot.name)
         # The float in front orders the same (rounding never reverses two
         # decimals; equal floats fall through to the decimals) and compares fast.
-        return (flag, float(score), score, name)
+        return (0, float(score), score, slot.name)
 
 
 class NodeIndex:
@@ -193,8 +196,9 @@ class NodeIndex:
         grew = grew and not slot.cordoned
         if grew:
             self._grown += 1
-        if self._ordering is not None:
-            key = self._key(slot)
+        ordering = self._ordering
+        if ordering is not None:
+            key = ordering.key(slot)
             if key != slot.key:
                 nodes.move(index, position, key, before, grew)
                 return
