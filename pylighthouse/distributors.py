@@ -76,10 +76,11 @@ class _Pass:
     key then, how many nodes the pass had changed before, and the node).
 
     Every node ordered before that key refused the workload; a node that
-    only loses room keeps refusing (a placement that gives a node room, by
-    a negative requirement, makes the pass forget every search), so for an equal workload later in the
+    only loses room keeps refusing, so for an equal workload later in the
     pass only the nodes changed since can have moved there and fit: the
-    search resumes at the key (:meth:`.NodeIndex.first_fit_after`).
+    search resumes at the key (:meth:`.NodeIndex.first_fit_after`). A
+    placement that gives its node room (a negative requirement, which may
+    offset a ward) makes the pass forget every search.
     Equal requirements are found by identity: workloads read from the same
     numbers share one mapping (:func:`pylighthouse.quantities.to_quantities`).
     A workload with aversion groups resumes the same way: its node is the

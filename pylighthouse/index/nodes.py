@@ -71,13 +71,10 @@ class RubricOrder:
         self.rubric = rubric
 
     def key(self, slot: Any) -> Any:
-        # (Rubric.sort_key, inlined: BinPack keys a node after every placement)
-        score = self.rubric.score(slot.remaining)
-        if score.is_nan():
-            return (1, 0.0, ZERO, slot.name)
+        flag, score, name = self.rubric.sort_key(slot.remaining, slot.name)
         # The float in front orders the same (rounding never reverses two
         # decimals; equal floats fall through to the decimals) and compares fast.
-        return (0, float(score), score, slot.name)
+        return (flag, float(score), score, name)
 
 
 class NodeIndex:

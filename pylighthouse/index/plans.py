@@ -173,6 +173,11 @@ class Plan:
         self.entries = entries
 
 
+#: Where the joint column of ratio one sits (:data:`.blocks.RATIOS` runs
+#: by steps of one).
+_MIDDLE = RATIOS.index(0)
+
+
 def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[Any, float]]:
     """The joint column whose ratio is nearest the workload's, then the ones
     next to it, each with the workload's threshold on it: the same float
@@ -194,11 +199,6 @@ def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[A
             one_scaled, two_scaled = one * scale, two * other
             pairs.append((key, two_scaled if two_scaled < one_scaled else one_scaled))
     return pairs
-
-
-#: Where the joint column of ratio one sits (:data:`.blocks.RATIOS` runs
-#: by steps of one).
-_MIDDLE = RATIOS.index(0)
 
 
 def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
