@@ -922,9 +922,10 @@ def test_a_sieve_checks_three_joint_columns_that_every_fitting_node_passes(
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])
 def test_a_class_found_closed_opens_when_a_workload_offsets_its_ward(strategy):
-    """A class whose every node shows a ward is skipped whole while its
-    clock stands; a workload that offsets the ward on one node (a negative
-    requirement) opens it again for every shape."""
+    """A class whose every node shows a ward takes no workload, call after
+    call (it is known closed); once a workload offsets the ward on one node
+    (a negative requirement), that node takes workloads of every shape
+    again, as the reference decides."""
     nodes = [{"name": f"g{i}", "resources": {"cpu": 8, "mark": -1}} for i in range(6)] + \
         [{"name": "c0", "resources": {"cpu": 1}}]
     steps = [
