@@ -78,9 +78,10 @@ class _Pass:
     Every node ordered before that key refused the workload; a node that
     only loses room keeps refusing, so for an equal workload later in the
     pass only the nodes changed since can have moved there and fit: the
-    search resumes at the key (:meth:`.NodeIndex.first_fit_after`). A
-    placement that gives its node room (a negative requirement, which may
-    offset a ward) makes the pass forget every search.
+    search resumes at the key (:meth:`.NodeIndex.first_fit_after`). Once
+    a node gains room (a negative requirement may offset a ward), which
+    the index counts (:attr:`.NodeIndex.grown`), the pass forgets every
+    search.
     Equal requirements are found by identity: workloads read from the same
     numbers share one mapping (:func:`pylighthouse.quantities.to_quantities`).
     A workload with aversion groups resumes the same way: its node is the
@@ -88,9 +89,11 @@ class _Pass:
     first after it that fits and hosts none, if there is one.
     """
 
-    __slots__ = ("changed", "found", "avoided", "first")
+    __slots__ = ("changed", "found", "avoided", "first", "index", "grown")
 
-    def __init__(self) -> None:
+    def __init__(self, index: NodeIndex) -> None:
+        self.index = index
+        self.grown = index.grown  # (the index's count of gains when last forgotten)
         self.changed: List[Tuple[_Slot, Any]] = []
         self.found: Dict[Any, _Found] = {}
         #: As ``found``, per requirements mapping and aversion groups, for
@@ -110,6 +113,11 @@ class _Pass:
         that search found there; ``None`` when there is no such search, or
         too many nodes changed since. ``avoiding``: the search for a node
         past the first where it fits, avoiding its groups."""
+        if self.index.grown != self.grown:  # a node gained room: forget
+            self.found.clear()
+            self.avoided.clear()
+            self.grown = self.index.grown
+            return None
         requirements = workload.requirements
         known = self.avoided.get((id(requirements), workload.aversion_groups)) if avoiding \
             else self.found.get(id(requirements))
@@ -134,12 +142,6 @@ class _Pass:
             self.avoided[id(requirements), workload.aversion_groups] = (
                 requirements, workload.immunities, slot.key, count, slot)
         self.changed.append((slot, slot.key))
-        if requirements and min(requirements.values()) < ZERO:
-            # A negative requirement gives the node room (it may offset a
-            # ward): a node that refused an earlier search may take an equal
-            # workload now, so no later search resumes an earlier one.
-            self.found.clear()
-            self.avoided.clear()
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -798,7 +800,7 @@ class Distributor:
         result: Dict[str, Optional[str]] = {load.name: None for load in loads}
         memento = self._memento()
         placed: List[str] = []
-        run = _Pass() if self._resumable and self._index is not None else None
+        run = _Pass(self._index) if self._resumable and self._index is not None else None
         for load in self._sequence(loads):
             slot = self._choose(load, run)
             if slot is None:
@@ -931,12 +933,16 @@ class Distributor:
             del self._where[name]
         workload = slot.workloads.pop(name)
         remaining = slot.remaining
-        before = {key: remaining[key] for key in workload.requirements}
+        before = {}
+        grew = False  # (a positive requirement given back)
         for key, needed in workload.requirements.items():
-            remaining[key] += needed
+            before[key] = left = remaining[key]
+            remaining[key] = left + needed
+            if needed > ZERO:
+                grew = True
         if self._index is not None:
             if before:
-                self._index.changed(slot, before)
+                self._index.changed(slot, before, grew)
             if workload.aversion_groups:
                 self._index.touched(slot)  # it may take that group's workloads again
         for group in workload.aversion_groups:

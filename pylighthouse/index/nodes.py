@@ -106,6 +106,13 @@ class NodeIndex:
         """The nodes in order. O(N log K) for K classes."""
         return merge(*self._classes.values(), key=_KEY)
 
+    @property
+    def grown(self) -> int:
+        """A count that moves whenever an open node gains room, joins or is
+        uncordoned (the only ways a node that refused a workload may take
+        it): equal counts mean every refusal still stands. O(1)."""
+        return self._grown
+
     # --------------------------------------------------------------- order
 
     def _key(self, slot: Any) -> Any:
@@ -179,17 +186,13 @@ class NodeIndex:
         if not slot.cordoned:
             self._grown += 1
 
-    def changed(self, slot: Any, before: Mapping[str, Decimal],
-                grew: Optional[bool] = None) -> None:
+    def changed(self, slot: Any, before: Mapping[str, Decimal], grew: bool) -> None:
         """The remaining quantities of ``slot`` named in ``before`` changed
-        (``before`` holds the old ones; ``grew``: whether one went up, if
-        the caller knows). O(log N + k) mostly, O(C x L) when the node moves
-        in a rubric's order."""
+        (``before`` holds the old ones; ``grew``: whether one may have gone
+        up). O(log N + k) mostly, O(C x L) when the node moves in a rubric's
+        order."""
         nodes = self._home[slot.name]
         index, position = nodes.locate(slot.key)
-        if grew is None:
-            remaining = slot.remaining
-            grew = any(remaining[key] > old for key, old in before.items())
         grew = grew and not slot.cordoned
         if grew:
             self._grown += 1
