@@ -7,9 +7,12 @@ does), and :func:`pylighthouse.fit.check_fit` decides every fit.
 """
 import contextlib
 import decimal
+import math
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
+from itertools import chain
+from operator import itemgetter
 from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
                     Sequence, Set, Tuple, Union)
 
@@ -68,23 +71,40 @@ def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fractio
 def share_ranks(loads: Sequence[Workload], scale: Mapping[str, Fraction]) -> List[int]:
     """Per workload of ``loads``, the rank of its :func:`dominant_share`
     among theirs: equal shares have equal ranks, a larger share a larger
-    one. Each (resource, quantity) is divided once: workloads repeat the
-    same quantities, even when no two ask for all the same. Cost: O(W x R
-    + S log S) for S distinct shares."""
-    parts: Dict[Tuple[str, Decimal], Fraction] = {}
-    shares = []
-    for load in loads:
-        share: Optional[Fraction] = None
-        for key, needed in load.requirements.items():
-            if key in scale:
-                part = parts.get((key, needed))
-                if part is None:
-                    part = parts[key, needed] = Fraction(needed) / scale[key]
-                if share is None or part > share:
-                    share = part
-        shares.append(Fraction(0) if share is None else share)
-    rank = {share: place for place, share in enumerate(sorted(set(shares)))}
+    one. Workloads repeat the same quantities, even when no two ask for all
+    the same: each distinct (resource, quantity) is divided once, and the
+    fractions so made are put in order once (by their nearest floats, which
+    never reverse two fractions, then exactly where the floats are equal);
+    a workload's share is then the largest of its fractions' places, an
+    integer. Cost: O(W x R) and O(P log P) for P distinct (resource,
+    quantity) pairs."""
+    asked = [[pair for pair in load.requirements.items() if pair[0] in scale]
+             for load in loads]
+    zero = Fraction(0)  # (the share of a workload asking for none of them)
+    parts = sorted([(_nearest(part), part, pair) for pair, part in
+                    ((pair, Fraction(pair[1]) / scale[pair[0]])
+                     for pair in set(chain.from_iterable(asked)))]
+                   + [(0.0, zero, None)], key=itemgetter(0, 1))
+    place: Dict[Any, int] = {}
+    at = -1
+    previous: Any = None
+    for _, part, pair in parts:
+        if part != previous:
+            at += 1
+            previous = part
+        place[pair] = at
+    nothing = place[None]
+    shares = [max(map(place.__getitem__, pairs)) if pairs else nothing for pairs in asked]
+    rank = {share: at for at, share in enumerate(sorted(set(shares)))}
     return [rank[share] for share in shares]
+
+
+def _nearest(part: Fraction) -> float:
+    """The float nearest ``part`` (an infinity beyond the floats' range)."""
+    try:
+        return part.numerator / part.denominator
+    except OverflowError:
+        return math.inf if part > 0 else -math.inf
 
 
 def asked_for(loads: Iterable[Workload],
@@ -663,4 +683,7 @@ class _RoomOrder:
         self.owner = owner
 
     def key(self, slot: Any) -> Any:
+        return self.owner._index_key(slot)
+
+    def after(self, slot: Any, before: Mapping[str, Decimal]) -> Any:
         return self.owner._index_key(slot)

@@ -1213,17 +1213,18 @@ class BinPackDistributor(Distributor):
         return RubricOrder(self._rubric)
 
     def _sequence(self, workloads: List[Workload]) -> List[Workload]:
-        # Biggest score first, ties by name. Workloads come in a few flavours:
-        # each distinct set of the rubric's quantities is scored once, and the
-        # workloads are grouped by score, so that only names are sorted.
-        score, relevant = self._rubric.score, self._rubric.relevant
-        scores: Dict[Tuple[Tuple[str, Decimal], ...], Decimal] = {}
+        # Biggest score first, ties by name. Workloads come in a few flavours,
+        # and workloads of one flavour share one requirement map: each map is
+        # scored once, and the workloads are grouped by score, so that only
+        # names are sorted.
+        score = self._rubric.score
+        scores: Dict[int, Decimal] = {}  # (the maps stay alive in ``workloads``)
         groups: Dict[Decimal, List[Workload]] = {}
         for load in workloads:
-            quantities = relevant(load.requirements)
-            size = scores.get(quantities)
+            requirements = load.requirements
+            size = scores.get(id(requirements))
             if size is None:
-                size = scores[quantities] = score(load.requirements)
+                size = scores[id(requirements)] = score(requirements)
             groups.setdefault(size, []).append(load)
         return [load for size in sorted(groups, reverse=True)
                 for load in sorted(groups[size], key=_NAME)]

@@ -34,7 +34,7 @@ from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Pro
                     Sequence, Tuple)
 
 from ..model import Workload
-from ..quantities import ZERO
+from ..quantities import EXACT, ZERO
 from .blocks import NodeClass, at_least
 from .plans import FEW, Plan, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class
@@ -49,6 +49,7 @@ MAX_SHAPES = 4096
 MAX_FAILED = 4
 NO_GROUPS: FrozenSet[str] = frozenset()
 _KEY = attrgetter("key")
+_ADD, _MULTIPLY, _SUBTRACT = EXACT.add, EXACT.multiply, EXACT.subtract
 
 Shape = Tuple[Tuple[str, ...], FrozenSet[str]]
 
@@ -59,6 +60,10 @@ class NodeOrder(Protocol):
     def key(self, slot: Any) -> Any:
         """The node's sort key now: totally ordered, and different for
         every node (end it with something unique to the node)."""
+
+    def after(self, slot: Any, before: Mapping[str, Decimal]) -> Any:
+        """:meth:`key` once the remaining quantities named in ``before``
+        changed from those (``slot.key`` is still the key before)."""
 
 
 class RubricOrder:
@@ -75,6 +80,24 @@ class RubricOrder:
         # The float in front orders the same (rounding never reverses two
         # decimals; equal floats fall through to the decimals) and compares fast.
         return (flag, float(score), score, name)
+
+    def after(self, slot: Any, before: Mapping[str, Decimal]) -> Any:
+        """:meth:`key` from the key before the change: a finite score moves
+        by the weighted change of the quantities that changed, exactly (the
+        sum is exact, so this is the score of the new quantities). O(k) for
+        k changed quantities; O(R) when the score was not finite."""
+        flag, _, score, name = slot.key
+        if flag or not score.is_finite():
+            return self.key(slot)
+        weights = self.rubric.weights
+        remaining = slot.remaining
+        # (a finite score has finite weighed quantities; requirements are
+        # finite, so they stay finite)
+        for key, old in before.items():
+            weight = weights.get(key)
+            if weight is not None:
+                score = _ADD(score, _MULTIPLY(weight, _SUBTRACT(remaining[key], old)))
+        return (0, float(score), score, name)
 
 
 class NodeIndex:
@@ -198,7 +221,7 @@ class NodeIndex:
             self._grown += 1
         ordering = self._ordering
         if ordering is not None:
-            key = ordering.key(slot)
+            key = ordering.after(slot, before)
             if key != slot.key:
                 nodes.move(index, position, key, before, grew)
                 return
