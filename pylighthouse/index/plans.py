@@ -12,6 +12,7 @@ and dropped here too (:func:`review_joint`): only where they pay.
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
 import math
+from bisect import bisect_left
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .blocks import LOWEST, OPEN, RATIOS, NodeClass
@@ -176,6 +177,9 @@ class Plan:
 #: Where the joint column of ratio one sits (:data:`.blocks.RATIOS` runs
 #: by steps of one).
 _MIDDLE = RATIOS.index(0)
+#: The ratios halfway (in logarithm) between those of two joint columns
+#: next to each other: ``bisect_left`` over them gives the nearest column.
+_HALFWAY = tuple(4.0 ** (power + 0.5) for power in RATIOS[:-1])
 
 
 def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[Any, float]]:
@@ -189,8 +193,8 @@ def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[A
     below = two * base
     if 0 < below < math.inf:
         ratio = one * scale / below
-        if 0 < ratio < math.inf:  # (may round to 0 or inf: no logarithm then)
-            at = max(RATIOS[0], min(RATIOS[-1], round(math.log(ratio, 4)))) + _MIDDLE
+        if 0 < ratio < math.inf:  # (it may round to 0 or infinity)
+            at = bisect_left(_HALFWAY, ratio)
     pairs = []
     for index in (at, at - 1, at + 1):
         if 0 <= index < len(joint):
