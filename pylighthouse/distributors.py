@@ -23,7 +23,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, shown)
 from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
-from .index import DEFAULT_LOAD, NodeIndex, NodeOrder, RubricOrder
+from .index import NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_name
 from .nowhere import nowhere_lines
 from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
@@ -283,8 +283,9 @@ class Distributor:
     #: Whether one call places its workloads the same whatever order they
     #: are given in (BinPack sorts them itself; the planner relies on this).
     _sorts_each_call: ClassVar[bool] = False
-    #: Nodes per block of the index (tests make it small to exercise splits).
-    _index_load: ClassVar[int] = DEFAULT_LOAD
+    #: Nodes per block of the index, ``None`` for the index's own choice
+    #: (tests make it small to exercise splits).
+    _index_load: ClassVar[Optional[int]] = None
     #: Whether a search may resume an earlier one of the same pass
     #: (:class:`_Pass`): worth it where nodes move in the order as they
     #: fill (BinPack, BestFit), which resets what the index remembers of

@@ -41,8 +41,13 @@ from .search import acceptable, first_among, first_in_class
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
 
-#: Nodes per block.
+#: Nodes per block, in join order.
 DEFAULT_LOAD = 64
+#: Nodes per block where nodes move in the order as their room changes
+#: (BinPack, BestFit): a move rewrites its block's lists and, when the node
+#: held a bound, finds the bound again, each O(L); smaller blocks also
+#: keep tighter bounds, at the cost of more of them to pass.
+MOVING_LOAD = 40
 #: At most this many shapes' plans, and shapes proven to fit nowhere, kept.
 MAX_SHAPES = 4096
 #: Requirement vectors kept per shape proven to fit nowhere.
@@ -105,12 +110,15 @@ class NodeIndex:
 
     ``order`` (a :class:`NodeOrder`, such as :class:`RubricOrder` for
     BinPack) orders nodes by a key of their remaining room, recomputed
-    after every change; without one, nodes keep the order they joined in. ``load`` is the number
-    of nodes per block.
+    after every change; without one, nodes keep the order they joined in.
+    ``load`` is the number of nodes per block (by default
+    :data:`DEFAULT_LOAD`, or :data:`MOVING_LOAD` with an ``order``).
     """
 
-    def __init__(self, order: Optional["NodeOrder"] = None, load: int = DEFAULT_LOAD):
+    def __init__(self, order: Optional["NodeOrder"] = None, load: Optional[int] = None):
         self._ordering = order
+        if load is None:
+            load = DEFAULT_LOAD if order is None else MOVING_LOAD
         self._load = max(1, load)
         self._classes: Dict[FrozenSet[str], NodeClass] = {}
         self._home: Dict[str, NodeClass] = {}
