@@ -989,3 +989,42 @@ def test_runs_of_equal_workloads_with_ward_offsets_decide_like_the_reference(str
     assert fast.attempt_assign_loads(loads) == reference.assign(loads)
     assert_same_state(fast, reference)
     check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])
+def test_a_flavour_seen_before_reuses_its_sieve_until_the_plan_changes(strategy):
+    """The sieve of a requirement vector is made once per class and plan
+    entry: workloads of one flavour reuse it, a new flavour makes its own,
+    and once the class makes joint columns (a new plan) it is made anew;
+    every decision stays the reference's."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4 + i % 3, "mem": 8 - i % 3}}
+             for i in range(12)]
+    rubric = {"cpu": 1, "mem": 0.5}
+    # (eager: the class makes joint columns at its first search's review)
+    fast = make(strategy, nodes, rubric, True, 3, "eager")
+    reference = Reference(strategy, nodes, rubric)
+    made = []
+    real = plans.Entry.sieve
+
+    def counted(entry, floats):
+        made.append((entry.serial, tuple(sorted(floats.items()))))
+        return real(entry, floats)
+
+    def place(loads):
+        operation = ("assign", loads)
+        with mock.patch.object(plans.Entry, "sieve", counted):
+            answer = run(operation, fast)
+        assert answer == run_reference(operation, reference)
+        check_index(fast)
+
+    place([{"name": "a0", "requirements": {"cpu": 1, "mem": 2}}])
+    assert len(made) == 1
+    (only,) = fast._index._classes.values()
+    assert only.joint is not None  # made after that search: the plan changes
+    place([{"name": f"a{i}", "requirements": {"cpu": 1, "mem": 2}} for i in range(1, 6)])
+    assert len(made) == 2  # made once again, by the new plan's entry, then reused
+    assert made[1][1] == made[0][1] and made[1][0] != made[0][0]
+    place([{"name": f"a{i}", "requirements": {"cpu": 1, "mem": 2}} for i in range(6, 9)])
+    assert len(made) == 2
+    place([{"name": "b0", "requirements": {"cpu": 2, "mem": 1}}])
+    assert len(made) == 3 and made[2][1] != made[0][1]

@@ -109,13 +109,17 @@ class Block:
 class Refused:
     """Per block, the version at which the block refused a requirement
     vector (``stamps``); ``prefix``: how many blocks from the first one
-    refused it, as found by the last search from the first block."""
+    refused it, as found by the last search from the first block;
+    ``sieve``: the vector's sieve as made by the plan entry whose
+    ``serial`` is ``made_by`` (see :meth:`.plans.Entry.sieve`)."""
 
-    __slots__ = ("stamps", "prefix")
+    __slots__ = ("stamps", "prefix", "sieve", "made_by")
 
     def __init__(self, blocks: int = 0) -> None:
         self.stamps: List[int] = [0] * blocks
         self.prefix = 0
+        self.sieve: Any = None
+        self.made_by = -1
 
 
 class NodeClass:

@@ -333,24 +333,27 @@ class NodeIndex:
         the spans are known to): the shape is remembered as fitting
         nowhere at these requirements."""
         requirements = workload.requirements
-        floats = {key: float(value) for key, value in requirements.items()}
         needed = tuple(requirements.values())
         for low, high in spans:
             # (the plan again for each span: a class searched in the one
             # before may have made or dropped its joint columns)
             plan = self._plan(shape, requirements)
-            found = self._earliest(plan, floats, workload, groups, low, high, shape, needed)
+            found = self._earliest(plan, workload, groups, low, high, shape, needed)
             if found is not None:
                 return found
         if not groups:
             self._remember_nowhere(shape, requirements)
         return None
 
-    def _earliest(self, plan: Plan, floats: Mapping[str, float], workload: Workload,
-                  groups: FrozenSet[str], low: Any, high: Any, shape: Shape,
+    def _earliest(self, plan: Plan, workload: Workload, groups: FrozenSet[str],
+                  low: Any, high: Any, shape: Shape,
                   needed: Tuple[Decimal, ...]) -> Optional[Any]:
-        """The earliest answer of the plan's classes in [low, high)."""
+        """The earliest answer of the plan's classes in [low, high). A
+        class keeps the sieve of a requirement vector with what its blocks
+        refused of it, for as long as the plan's entry stands: a workload
+        of a flavour seen before reads no float and makes no sieve."""
         best = None
+        floats: Optional[Dict[str, float]] = None
         for entry in plan.entries:
             if entry.wards and entry.closed():
                 continue  # (the usual case for a class of warded nodes)
@@ -359,8 +362,15 @@ class NodeIndex:
                                     low, high)
             else:
                 nodes = entry.nodes
-                found = first_in_class(nodes, entry.sieve(floats), workload, groups,
-                                       low, high, shape, needed)
+                refused = nodes.refused((shape, groups) if groups else shape, needed)
+                if refused.made_by != entry.serial:
+                    if floats is None:
+                        floats = {key: float(value)
+                                  for key, value in workload.requirements.items()}
+                    refused.sieve = entry.sieve(floats)
+                    refused.made_by = entry.serial
+                found = first_in_class(nodes, refused.sieve, workload, groups,
+                                       low, high, shape, needed, refused)
                 nodes.countdown -= 1
                 if not nodes.countdown and review_joint(nodes, workload.requirements,
                                                         workload.immunities, self._joint):

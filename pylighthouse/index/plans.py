@@ -13,6 +13,7 @@ Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
 import math
 from bisect import bisect_left
+from itertools import count
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .blocks import LOWEST, OPEN, RATIOS, NodeClass
@@ -37,6 +38,9 @@ JOINT_GAIN = 0.75
 JOINT_SIZE = FEW
 
 
+_SERIALS = count()
+
+
 class Entry:
     """How to search one class for a shape: ``tag`` (try the few nodes that
     have that resource) or ``pairs`` (sieve on these columns: a fixed
@@ -45,7 +49,7 @@ class Entry:
     immune to (a node must have offset them to zero or more), either way
     (each has a column, for :meth:`closed`)."""
 
-    __slots__ = ("nodes", "pairs", "tag", "wards", "shut")
+    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = ()):
@@ -54,6 +58,9 @@ class Entry:
         self.tag = tag
         self.wards = wards
         self.shut = -1  # (the class's clock when last found closed)
+        # (names this entry, unlike its id, for as long as the process runs:
+        # a class keeps the sieves an entry made by this number)
+        self.serial = next(_SERIALS)
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so

@@ -21,9 +21,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 A block whose nodes all said no (or were averse) is remembered for the
 workload's shape, aversion groups and requirements
 (:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
-loses a group: the next search for the same vector skips the
-block in step 2, in C. So averse nodes that fit are stepped over one by
-one once per block, not once per search. A block looked inside in vain
+loses a group: the next search for the same vector skips the block in
+step 2, in C (and reuses the vector's sieve, kept there too: see
+:meth:`.nodes.NodeIndex._earliest`). So averse nodes that fit are stepped
+over one by one once per block, not once per search. A block looked inside in vain
 twice with no change between also makes its frontier, kept until one of
 its columns changes: a workload of other quantities that the bounds let
 through (the cpu left on one node, the memory on another) is then
@@ -96,11 +97,14 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                    groups: FrozenSet[str], low: Any, high: Any,
-                   shape: Any, needed: Tuple[Any, ...]) -> Optional[Any]:
+                   shape: Any, needed: Tuple[Any, ...],
+                   refused: Optional[Refused] = None) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
-    (the workload's requirement values) name what blocks remember refusing.
+    (the workload's requirement values) name what blocks remember refusing
+    (``refused``: what ``nodes.refused`` gives for them and ``groups``,
+    when the caller has it already).
 
     With ``groups``, the blocks that refuse the same vector without groups
     are passed too (avoiding nodes only ever refuses more), and a block
@@ -120,7 +124,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if first == len(blocks):
             return None
         offset = bisect_left(blocks[first].keys, low)
-    refused = nodes.refused((shape, groups) if groups else shape, needed)
+    if refused is None:
+        refused = nodes.refused((shape, groups) if groups else shape, needed)
     stamps, versions = refused.stamps, nodes.versions
     # (the same vector without groups)
     plain: Optional[Refused] = nodes.refused(shape, needed) if groups else None
