@@ -236,7 +236,7 @@ class _Journal:
 
     def __init__(self, distributor: "Distributor"):
         self.slots: Dict[_Slot, Tuple[Dict[str, Decimal], Dict[str, Workload],
-                                      "Counter[str]", bool]] = {}
+                                      Dict[str, int], bool]] = {}
         self.added: Dict[str, None] = {}
         self.where: Optional[Dict[str, _Slot]] = None
         self.joined: Dict[str, None] = {}
@@ -246,8 +246,10 @@ class _Journal:
     def touch(self, slot: _Slot) -> None:
         """Keep ``slot``'s state as it was before this call changed it."""
         if slot not in self.slots:
+            # (the groups as a plain dict: copied in C; made a Counter again
+            # only if the call is rolled back)
             self.slots[slot] = (dict(slot.remaining), dict(slot.workloads),
-                                Counter(slot.groups), slot.cordoned)
+                                dict(slot.groups), slot.cordoned)
 
     def leaving(self, table: Dict[str, _Slot], fresh: Dict[str, None]) -> Dict[str, _Slot]:
         """A copy of ``table`` without the entries that arrived during this call."""
@@ -988,7 +990,7 @@ class Distributor:
         for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
             slot.remaining = remaining
             slot.workloads = workloads
-            slot.groups = groups
+            slot.groups = Counter(groups)
             slot.cordoned = cordoned
         if journal.order is not None:
             self._slots = journal.order
