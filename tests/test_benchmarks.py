@@ -219,3 +219,29 @@ def test_answers_writes_a_problem_file_the_command_line_solves(tmp_path, capsys)
                                    "rubric": problems.RUBRIC}), True).to_dict()
     assert command_line(["assign", str(path)]) == 1  # (some workloads found no node)
     assert json.loads(capsys.readouterr().out) == expected
+
+
+def test_the_matrix_measures_fits_nowhere_against_successes_alone(capsys, monkeypatch):
+    """On an over-subscribed run, a success's cost is that of placing the
+    placed workloads alone (the run's average would count the cheap
+    misses); on a run that placed everything, the run's own average."""
+    import matrix
+    timed = []
+    real = matrix.run_once
+
+    def recording(strategy, problem):
+        timed.append(len(problem[1]))
+        return real(strategy, problem)
+
+    monkeypatch.setattr(matrix, "run_once", recording)
+    over, types = matrix.main(["--sizes", "30x300", "--mixes", "over", "types",
+                               "--strategies", "Prioritized"])
+    # over: the run, the stripped run, then the placed workloads alone
+    assert 0 < over["placed"] < 1
+    assert timed[:2] == [300, 300] and timed[2] == round(300 * over["placed"])
+    assert over["nowhere"] / over["nowhere_vs_average"] == pytest.approx(
+        over["seconds"] / 300 / (over["success_us"] / 1e6))
+    # types: everything placed, no third run
+    assert types["placed"] == 1 and timed[3:] == [300, 300]
+    assert types["success_us"] == pytest.approx(1e6 * types["seconds"] / 300)
+    assert types["nowhere"] == pytest.approx(types["nowhere_vs_average"])
