@@ -10,7 +10,7 @@ from .quantities import EXACT, ZERO, to_number, to_quantities
 
 __all__ = ["Rubric"]
 
-_ADD, _MULTIPLY = EXACT.add, EXACT.multiply
+_ADD, _MULTIPLY, _SUBTRACT = EXACT.add, EXACT.multiply, EXACT.subtract
 
 
 @attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
@@ -76,6 +76,21 @@ class Rubric:
         if total.is_finite():
             return total
         return self._infinite_score(quantities)
+
+    def moved(self, score: Decimal, quantities: Mapping[str, Decimal],
+              before: Mapping[str, Decimal]) -> Decimal:
+        """The score of ``quantities`` given ``score``, a finite score of
+        the same map when the names in ``before`` held those quantities
+        instead: ``score`` plus the weighted change, exactly (the sum is
+        exact, so this is what :meth:`score` gives). The changed quantities
+        must be finite, as they are when ``score`` is and the change is.
+        Cost: O(len(before))."""
+        weights = self.weights
+        for key, old in before.items():
+            weight = weights.get(key)
+            if weight is not None:
+                score = _ADD(score, _MULTIPLY(weight, _SUBTRACT(quantities[key], old)))
+        return score
 
     def _terms(self, quantities: Mapping[str, Decimal]) -> List[Tuple[str, Decimal, Decimal]]:
         """The (resource, weight, quantity) of every resource in both, read

@@ -56,3 +56,21 @@ def test_a_rubric_made_from_a_rubric_takes_its_checked_weights_as_they_are(monke
         assert copy.score({"cpu": Decimal(3), "mem": Decimal(8)}) == 6
     monkeypatch.undo()
     assert "mem" not in Rubric(rubric).weights  # (zero weights stayed out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(weights=st.dictionaries(st.sampled_from(["cpu", "mem", "disk"]),
+                               st.decimals(-10, 10, places=2), min_size=1),
+       before=st.dictionaries(st.sampled_from(["cpu", "mem", "disk", "gpu"]),
+                              st.decimals(-1000, 1000, places=3), min_size=1),
+       change=st.dictionaries(st.sampled_from(["cpu", "mem", "disk", "gpu"]),
+                              st.decimals(-50, 50, places=4)))
+def test_a_score_moved_by_a_change_is_the_score_of_the_new_quantities(weights, before, change):
+    rubric = Rubric(weights)
+    after = dict(before)
+    old = {}
+    for key, delta in change.items():
+        if key in after:
+            old[key] = after[key]
+            after[key] = after[key] + delta
+    assert rubric.moved(rubric.score(before), after, old) == rubric.score(after)

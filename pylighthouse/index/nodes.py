@@ -34,7 +34,7 @@ from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Pro
                     Sequence, Tuple)
 
 from ..model import Workload
-from ..quantities import EXACT, ZERO
+from ..quantities import ZERO
 from .blocks import NodeClass, at_least
 from .plans import FEW, Plan, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class
@@ -54,7 +54,6 @@ MAX_SHAPES = 4096
 MAX_FAILED = 4
 NO_GROUPS: FrozenSet[str] = frozenset()
 _KEY = attrgetter("key")
-_ADD, _MULTIPLY, _SUBTRACT = EXACT.add, EXACT.multiply, EXACT.subtract
 
 Shape = Tuple[Tuple[str, ...], FrozenSet[str]]
 
@@ -94,14 +93,9 @@ class RubricOrder:
         flag, _, score, name = slot.key
         if flag or not score.is_finite():
             return self.key(slot)
-        weights = self.rubric.weights
-        remaining = slot.remaining
         # (a finite score has finite weighed quantities; requirements are
         # finite, so they stay finite)
-        for key, old in before.items():
-            weight = weights.get(key)
-            if weight is not None:
-                score = _ADD(score, _MULTIPLY(weight, _SUBTRACT(remaining[key], old)))
+        score = self.rubric.moved(score, slot.remaining, before)
         return (0, float(score), score, name)
 
 

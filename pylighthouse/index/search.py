@@ -97,14 +97,13 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                    groups: FrozenSet[str], low: Any, high: Any,
-                   shape: Any, needed: Tuple[Any, ...],
-                   refused: Optional[Refused] = None) -> Optional[Any]:
+                   shape: Any, needed: Tuple[Any, ...], refused: Refused) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
-    (the workload's requirement values) name what blocks remember refusing
-    (``refused``: what ``nodes.refused`` gives for them and ``groups``,
-    when the caller has it already).
+    (the workload's requirement values) name what blocks remember refusing;
+    ``refused`` is what ``nodes.refused`` gives for them and ``groups``
+    (the caller looks it up: it keeps the vector's sieve there).
 
     With ``groups``, the blocks that refuse the same vector without groups
     are passed too (avoiding nodes only ever refuses more), and a block
@@ -124,8 +123,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if first == len(blocks):
             return None
         offset = bisect_left(blocks[first].keys, low)
-    if refused is None:
-        refused = nodes.refused((shape, groups) if groups else shape, needed)
     stamps, versions = refused.stamps, nodes.versions
     # (the same vector without groups)
     plain: Optional[Refused] = nodes.refused(shape, needed) if groups else None
