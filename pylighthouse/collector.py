@@ -48,7 +48,11 @@ def _catch_up() -> None:
     at its next allocation once on, if any: of the youngest generation, or
     of the two youngest when the middle one is due too (the oldest is left
     to the interpreter's own rule). Turned on first, it would start that
-    collection at the first object made here, and this one after it."""
+    collection at the first object made here, and this one after it. An
+    interpreter whose collector keeps no generation counts (PyPy) is left
+    to its own rule."""
+    if not hasattr(gc, "get_count"):
+        return  # (PyPy's collector keeps no such counts, and runs by its own rule)
     counts, limits = gc.get_count(), gc.get_threshold()
     if limits[0] and counts[0] > limits[0]:
         gc.collect(1 if counts[1] > limits[1] else 0)

@@ -1,6 +1,7 @@
 """The elastic manager: its cycle, the provider's calls, faults, the store, RPC and the CLI."""
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import xmlrpc.client
@@ -15,6 +16,7 @@ from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputEr
 from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
+from pylighthouse.elastic.store import STORE_FORMAT, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "elastic" / "demo.json"
@@ -579,3 +581,34 @@ def test_a_request_the_provider_never_heard_of_is_forgotten_and_retried():
     report = manager.manage_once(force=True)
     assert report.failed == ["vm-1"] and report.requested == ["vm-2"]
     assert manager.manage_once().placed == {"a": "vm-2"}
+
+
+class KeptCursors(sqlite3.Connection):
+    """A connection whose cursors live as long as it does, as they may on
+    an interpreter that frees objects later than CPython (PyPy)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cursors = []
+
+    def execute(self, *args):
+        self.cursors.append(super().execute(*args))
+        return self.cursors[-1]
+
+    def executemany(self, *args):
+        self.cursors.append(super().executemany(*args))
+        return self.cursors[-1]
+
+
+def test_the_store_closes_each_statement_before_it_commits(tmp_path, monkeypatch):
+    # SQLite refuses to commit while a statement is open: the store must
+    # not leave that to the garbage collector.
+    connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect",
+                        lambda *args, **kwargs: connect(*args, factory=KeptCursors, **kwargs))
+    store = Store(str(tmp_path / "state.db"))
+    store.save({"cycle": 1, "nodes": ["n0"]})
+    store.save({"cycle": 2})
+    assert store.load() == {"format": STORE_FORMAT, "cycle": 2, "nodes": ["n0"]}
+    store.close()
+    assert Store(str(tmp_path / "state.db")).load()["cycle"] == 2

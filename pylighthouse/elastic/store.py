@@ -1,7 +1,7 @@
 """The elastic manager's durable state: one SQLite file, one transaction a change."""
 import json
 import sqlite3
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ..errors import InvalidInputError
 
@@ -34,10 +34,10 @@ class Store:
         self._db: Optional[sqlite3.Connection] = None
         if path is not None:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
+            self._run("PRAGMA journal_mode=WAL")
+            self._run("PRAGMA synchronous=FULL")
+            self._run("CREATE TABLE IF NOT EXISTS state "
+                      "(part TEXT PRIMARY KEY, body TEXT NOT NULL)")
 
     def load(self) -> Dict[str, Any]:
         """Return every part saved so far (an empty dict for a new store).
@@ -47,7 +47,7 @@ class Store:
         """
         if self._db is None:
             return {}
-        rows = self._db.execute("SELECT part, body FROM state").fetchall()
+        rows = self._run("SELECT part, body FROM state")
         parts = {part: json.loads(body) for part, body in rows}
         if parts and parts.get("format") != STORE_FORMAT:
             raise InvalidInputError(
@@ -60,14 +60,27 @@ class Store:
             return
         bodies = {name: json.dumps(value, sort_keys=True) for name, value in parts.items()}
         bodies["format"] = json.dumps(STORE_FORMAT)
-        self._db.execute("BEGIN IMMEDIATE")
+        self._run("BEGIN IMMEDIATE")
         try:
-            self._db.executemany("INSERT OR REPLACE INTO state (part, body) VALUES (?, ?)",
-                                 bodies.items())
+            cursor = self._db.executemany(
+                "INSERT OR REPLACE INTO state (part, body) VALUES (?, ?)", bodies.items())
+            cursor.close()
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._run("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        self._run("COMMIT")
+
+    def _run(self, sql: str) -> List[Any]:
+        """Run one statement and return its rows, its cursor closed at once:
+        an interpreter that frees objects later than CPython (PyPy) would
+        otherwise keep the statement open, and SQLite refuses to commit
+        while one is."""
+        assert self._db is not None
+        cursor = self._db.execute(sql)
+        try:
+            return cursor.fetchall()
+        finally:
+            cursor.close()
 
     def close(self) -> None:
         """Close the database (the state stays in the file)."""
