@@ -11,7 +11,9 @@ Per mix, strategy and size (nodes x workloads), measured end to end (the
 distributor built from node dicts, then ``attempt_assign_loads`` on
 workload dicts, validation included), in CPU time of this process
 (``time.process_time``), so that other work on a shared machine does not
-count (it still slows the caches; run on a quiet machine for wall time):
+count (it still slows the caches; run on a quiet machine for wall time).
+A cell's sizes run one after the other (mix by mix, strategy by strategy),
+so that its growth compares runs of the same few minutes:
 
 * ``w/s``: workloads per second (median of ``--repeat`` runs);
 * ``placed``: the share of workloads placed;
@@ -206,13 +208,20 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     rows: List[Dict[str, Any]] = []
-    for at, size in enumerate(sizes):
-        chosen = args.large_mixes if at and args.large_mixes else args.mixes
-        for mix in chosen:
-            for strategy in args.strategies:
+    # Mix by mix, strategy by strategy, every size of the cell one after the
+    # other: the speed of a shared machine drifts over minutes, and a ratio
+    # between sizes (growth) should not compare a fast minute with a slow one.
+    for mix in args.mixes:
+        for strategy in args.strategies:
+            for at, size in enumerate(sizes):
+                if at and args.large_mixes and mix not in args.large_mixes:
+                    continue
                 row = bench(mix, strategy, size, 1 if args.quick else args.repeat)
                 rows.append(row)
                 print(table([row]).splitlines()[-1], flush=True)
+                rows.sort(key=lambda row: (sizes.index(row["size"]),
+                                           args.mixes.index(row["mix"]),
+                                           args.strategies.index(row["strategy"])))
                 if args.json:  # after every row: a long run stopped keeps what it measured
                     with open(args.json, "w") as handle:
                         json.dump(rows, handle, indent=1)

@@ -102,8 +102,9 @@ def quantities_repr(quantities: Mapping[str, Decimal]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Dict[str, Any]:
-    """Check that ``data`` is a mapping with known keys; return a copy."""
+def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Mapping[str, Any]:
+    """Check that ``data`` is a mapping with known keys and a valid name;
+    return it (a copy with ``id`` read as ``name``, if it has ``id``)."""
     if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(
             f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
@@ -116,6 +117,11 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Dict[
             raise InvalidInputError(
                 f"{where}: unknown field {shown(unknown[0])} "
                 f"(a {kind} has: {', '.join(allowed)})")
+    if "id" not in data:
+        if "name" not in data:
+            raise InvalidInputError(f"{where}: missing field 'name'")
+        check_name(data["name"], where)
+        return data  # (read only: not copied)
     fields = dict(data)
     if "id" in fields:
         identifier = check_name(fields.pop("id"), where)

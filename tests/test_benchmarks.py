@@ -245,3 +245,27 @@ def test_the_matrix_measures_fits_nowhere_against_successes_alone(capsys, monkey
     assert types["placed"] == 1 and timed[3:] == [300, 300]
     assert types["success_us"] == pytest.approx(1e6 * types["seconds"] / 300)
     assert types["nowhere"] == pytest.approx(types["nowhere_vs_average"])
+
+
+def test_the_matrix_runs_each_cells_sizes_back_to_back(capsys, monkeypatch):
+    """Growth compares a cell's sizes measured minutes apart at most; the
+    rows still come out size by size."""
+    import matrix
+    calls = []
+
+    def fake(mix, strategy, size, repeat):
+        calls.append((mix, strategy, size))
+        return {"mix": mix, "strategy": strategy, "size": size,
+                "nodes": int(size.split("x")[0]), "per_s": 1.0, "placed": 1.0,
+                "vs_plain": 1.0, "build_us_per_node": 1.0, "nowhere": 1.0}
+
+    monkeypatch.setattr(matrix, "bench", fake)
+    rows = matrix.main(["--sizes", "10x100", "20x200", "--mixes", "types", "over",
+                        "--strategies", "BinPack", "BestFit", "--large-mixes", "over"])
+    assert calls == [("types", "BinPack", "10x100"), ("types", "BestFit", "10x100"),
+                     ("over", "BinPack", "10x100"), ("over", "BinPack", "20x200"),
+                     ("over", "BestFit", "10x100"), ("over", "BestFit", "20x200")]
+    assert [(row["size"], row["mix"], row["strategy"]) for row in rows] == [
+        ("10x100", "types", "BinPack"), ("10x100", "types", "BestFit"),
+        ("10x100", "over", "BinPack"), ("10x100", "over", "BestFit"),
+        ("20x200", "over", "BinPack"), ("20x200", "over", "BestFit")]

@@ -349,8 +349,15 @@ class NodeClass:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            for key, value in zip(joint, self._joint_values(slot)):
-                self._rewrite(index, position, key, cols[key], value)
+            for key, value in zip(joint, self._joint_values(slot)):  # (_rewrite, inlined)
+                values = cols[key]
+                old = values[position]
+                values[position] = value
+                bounds = all_bounds[key]
+                if value > bounds[index]:
+                    bounds[index] = value
+                elif value < old and old >= bounds[index]:
+                    bounds[index] = max(values)
 
     def _joint_values(self, slot: Any) -> List[float]:
         """The node's values in the joint columns: those of
