@@ -349,7 +349,9 @@ class NodeClass:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            for key, value in zip(joint, self._joint_values(slot)):  # (_rewrite, inlined)
+            # (_rewrite, inlined here too: a call per joint column, five per
+            # placement, cost about 1% of Prioritized's time on ``all``)
+            for key, value in zip(joint, self._joint_values(slot)):
                 values = cols[key]
                 old = values[position]
                 values[position] = value
