@@ -123,16 +123,12 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Mappi
         check_name(data["name"], where)
         return data  # (read only: not copied)
     fields = dict(data)
-    if "id" in fields:
-        identifier = check_name(fields.pop("id"), where)
-        if "name" in fields and check_name(fields["name"], where) != identifier:
-            raise InvalidInputError(
-                f"{where}: 'name' and 'id' disagree "
-                f"({shown(fields['name'])} != {shown(identifier)})")
-        fields["name"] = identifier
-    if "name" not in fields:
-        raise InvalidInputError(f"{where}: missing field 'name'")
-    check_name(fields["name"], where)
+    identifier = check_name(fields.pop("id"), where)
+    if "name" in fields and check_name(fields["name"], where) != identifier:
+        raise InvalidInputError(
+            f"{where}: 'name' and 'id' disagree "
+            f"({shown(fields['name'])} != {shown(identifier)})")
+    fields["name"] = identifier
     return fields
 
 
