@@ -328,8 +328,11 @@ def to_quantities(value: Any, where: str, field: str, finite: bool,
     # same Decimal objects) share one read-only copy, which keeps those
     # objects alive, so their ids stay theirs. Fewer long-lived objects also
     # means fewer passes of the garbage collector over a large heap.
-    return share(SHARED_MAPS if table is None else table,
-                 (tuple(checked), tuple(map(id, checked.values()))), MappingProxyType(checked))
+    # (the read-only copy made only when the table has none yet)
+    table = SHARED_MAPS if table is None else table
+    flavour = (tuple(checked), tuple(map(id, checked.values())))
+    found = table.get(flavour)
+    return share(table, flavour, MappingProxyType(checked)) if found is None else found
 
 
 #: Read-only mappings already handed out by :func:`to_quantities`, by their
