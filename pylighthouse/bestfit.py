@@ -686,4 +686,5 @@ class _RoomOrder:
         return self.owner._index_key(slot)
 
     def after(self, slot: Any, before: Mapping[str, Decimal]) -> Any:
-        return self.owner._index_key(slot)
+        # (a share score rounds: it has no exact increment, so it is made afresh)
+        return self.key(slot)

@@ -316,11 +316,8 @@ def to_quantities(value: Any, where: str, field: str, finite: bool,
             # A float well inside the range (quantities of their own, such as
             # 3.17 cpu, miss the cache): to_quantity's conversion, without its
             # checks, which such a float passes.
-            # (_float_to_decimal and _made, inlined: a finite float here)
-            known = Decimal(float.__repr__(quantity))
-            if len(_MADE) >= _MADE_LIMIT:
-                _MADE.clear()
-            _MADE[kind, quantity] = known
+            known = _float_to_decimal(quantity)
+            _made(kind, quantity, known)
         elif known is None or (finite and known.is_infinite()):
             known = to_quantity(quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
         checked[key] = known

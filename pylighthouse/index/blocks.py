@@ -349,17 +349,8 @@ class NodeClass:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            # (_rewrite, inlined here too: a call per joint column, five per
-            # placement, cost about 1% of Prioritized's time on ``all``)
             for key, value in zip(joint, self._joint_values(slot)):
-                values = cols[key]
-                old = values[position]
-                values[position] = value
-                bounds = all_bounds[key]
-                if value > bounds[index]:
-                    bounds[index] = value
-                elif value < old and old >= bounds[index]:
-                    bounds[index] = max(values)
+                self._rewrite(index, position, key, cols[key], value)
 
     def _joint_values(self, slot: Any) -> List[float]:
         """The node's values in the joint columns: those of
