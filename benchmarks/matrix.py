@@ -15,7 +15,8 @@ count (it still slows the caches; run on a quiet machine for wall time).
 A cell's sizes run one after the other (mix by mix, strategy by strategy),
 so that its growth compares runs of the same few minutes:
 
-* ``w/s``: workloads per second (median of ``--repeat`` runs);
+* ``w/s``: workloads per second (median of ``--repeat`` runs; the JSON
+  rows keep every run's figure too, ``runs_per_s``, to show their spread);
 * ``placed``: the share of workloads placed;
 * ``vs plain``: how much longer the mix takes than the same problem
   stripped of its features (``mixes.strip``), run alternately with it in
@@ -141,7 +142,10 @@ def bench(mix: str, strategy: str, size: str, repeat: int) -> Dict[str, Any]:
         "workloads": workload_count, "seconds": seconds, "per_s": workload_count / seconds,
         "placed": sum(value is not None for value in result.values()) / max(1, len(result)),
         "plain_per_s": workload_count / statistics.median(plain_runs),
-        "build_us_per_node": 1e6 * statistics.median(builds) / max(1, node_count)}
+        "build_us_per_node": 1e6 * statistics.median(builds) / max(1, node_count),
+        # (every run, in the order run: how far apart runs of one figure are)
+        "runs_per_s": [workload_count / each for each in runs],
+        "plain_runs_per_s": [workload_count / each for each in plain_runs]}
     row["vs_plain"] = seconds / statistics.median(plain_runs)
     success = seconds / max(1, workload_count)
     placed = [load for load in problem[1] if result[load["name"]] is not None]

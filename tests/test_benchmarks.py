@@ -183,6 +183,15 @@ def test_a_tiny_matrix_run_reports_every_figure(capsys):
     assert "all RoundRobin: cost per workload 40x300 over 30x200" in out
 
 
+def test_the_matrix_keeps_every_run_of_a_figure(capsys):
+    import matrix
+    (row,) = matrix.main(["--sizes", "30x200", "--mixes", "types", "--strategies",
+                          "Prioritized", "--repeat", "3"])
+    assert len(row["runs_per_s"]) == len(row["plain_runs_per_s"]) == 3
+    assert row["per_s"] == pytest.approx(sorted(row["runs_per_s"])[1])
+    assert row["plain_per_s"] == pytest.approx(sorted(row["plain_runs_per_s"])[1])
+
+
 def test_the_matrix_runs_every_strategy_by_default(capsys):
     import matrix
     rows = matrix.main(["--sizes", "30x200", "--mixes", "types"])
