@@ -21,7 +21,7 @@ import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
-from pylighthouse.index.blocks import OPEN, column_value
+from pylighthouse.index.blocks import OPEN, NodeClass, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from test_differential import assert_same_state, run, run_reference, concrete
@@ -92,6 +92,9 @@ def check_index(distributor):
                 assert nodes.joint is not None
                 kept = block.frontier
                 assert nodes.frontier(block) == kept
+        # (a top may stand above every bound, never below one)
+        assert set(nodes.tops) == set(nodes.bounds)
+        assert all(nodes.tops[column] >= max(bounds) for column, bounds in nodes.bounds.items())
         bearers = {}
         for s in members:
             for k in s.node.resources:
@@ -473,6 +476,47 @@ def test_a_class_that_cannot_host_a_workload_is_never_searched():
         assert fast.attempt_assign_loads(
             [{"name": "w", "requirements": {"cpu": 4}}]) == {"w": "c0"}
     assert len(tried) == 1
+
+
+def test_a_workload_larger_than_every_node_ends_its_search_at_the_tops():
+    """Tops: a search meeting blocks that pass the sieve's first column but
+    fall short on another asks whether a threshold is above its column's
+    top, and ends there if so; a whole class found refusing after looking
+    inside blocks brings the tops down to the largest bounds."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 8, "mem": 2} if i % 2 else
+              {"cpu": 2, "mem": 8}} for i in range(80)]
+    fast = make("Prioritized", nodes, {}, True, 4, joint="adaptive")
+    placed = fast.attempt_assign_loads([{"name": f"w{i}", "requirements": {"cpu": 5, "mem": 1}}
+                                        for i in range(40)])
+    assert sorted(placed.values()) == sorted(f"n{i}" for i in range(1, 80, 2))
+    (nodes_class,) = fast._index._classes.values()
+    # The cpu nodes have 3 left; the top still reads the 8 they had.
+    assert max(nodes_class.bounds["cpu"]) == 3.0 and nodes_class.tops["cpu"] == 8.0
+    asked = []
+    beyond = NodeClass.beyond
+
+    def spy(self, sieve):
+        asked.append(beyond(self, sieve))
+        return asked[-1]
+
+    def place(name, requirements):
+        del asked[:]
+        with mock.patch.object(NodeClass, "beyond", spy):
+            return fast.attempt_assign_loads(
+                [{"name": name, "requirements": requirements}])[name]
+
+    # Memory first: every block passes it, and falls short on cpu; 9 is
+    # above the top: asked once, after search.PASSED blocks, not 20.
+    assert place("big", {"mem": 1, "cpu": 9}) is None and asked == [True]
+    # 3 cpu and 3 mem pass every block's bounds, and no node has both: the
+    # blocks are looked inside, all refuse, and the tops come down.
+    assert place("both", {"cpu": 3, "mem": 3}) is None and asked == []
+    assert nodes_class.tops["cpu"] == 3.0 and nodes_class.tops["mem"] == 8.0
+    assert place("four", {"mem": 1, "cpu": 4}) is None and asked == [True]
+    fast.release_loads(["w0"])  # room grows on n1: the top rises with its bound
+    assert nodes_class.tops["cpu"] == 8.0
+    assert place("again", {"mem": 1, "cpu": 4}) == "n1"
+    check_index(fast)
 
 
 def test_a_shape_proven_to_fit_nowhere_costs_no_search_until_room_grows():

@@ -17,7 +17,9 @@ Bounds are exact at all times: raising a value raises the bound, lowering
 the value that was the bound recomputes it from the block's column (O(L) in
 C for L nodes a block). Floats never reverse the order of two quantities,
 so a float bound below a requirement's float proves that no node of the
-block has enough.
+block has enough. Per column the class also keeps a *top*, at least its
+largest bound: raised with the bounds, brought down only by a search that
+found no node in the whole class (:meth:`NodeClass.settle`).
 
 Bounds are per column, so a block whose cpu bound is on one node and
 whose memory bound is on another passes a workload that neither node
@@ -132,7 +134,7 @@ class NodeClass:
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
-                 "period", "trial", "patience")
+                 "period", "trial", "patience", "tops")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -140,6 +142,9 @@ class NodeClass:
         self.blocks: List[Block] = []
         self.lasts: List[Any] = []  # each block's last key, for bisection
         self.bounds: Dict[str, List[float]] = {OPEN: []}
+        # Per column, at least its largest bound (see :meth:`beyond`):
+        # raised with any bound, lowered only by :meth:`settle`.
+        self.tops: Dict[Any, float] = {OPEN: NEG}
         self.bearers: Dict[str, Set[Any]] = {}
         self.load = load
         self.size = 0
@@ -206,6 +211,23 @@ class NodeClass:
             before += bisect_left(self.blocks[index].keys, key)
         return before
 
+    def beyond(self, sieve: Iterable[Tuple[Any, float]]) -> bool:
+        """Whether a threshold of ``sieve`` (column, threshold pairs) is
+        above its column's top: then no node of the class meets it, and a
+        workload that fits nowhere passes the class without a scan. O(S)."""
+        tops = self.tops
+        for key, threshold in sieve:
+            if threshold > tops[key]:
+                return True
+        return False
+
+    def settle(self, sieve: Iterable[Tuple[Any, float]]) -> None:
+        """Bring the tops of the columns of ``sieve`` down to their largest
+        bound (tops only rise as nodes change). O(B) in C per column."""
+        tops, bounds = self.tops, self.bounds
+        for key, _ in sieve:
+            tops[key] = max(bounds[key], default=NEG)
+
     # ------------------------------------------------------------- changing
 
     def add_column(self, key: Any, made: Optional[List[List[float]]] = None) -> None:
@@ -219,6 +241,7 @@ class NodeClass:
             block.cols[key] = [column_value(slot, key) for slot in block.slots] \
                 if made is None else made[at]
         self.bounds[key] = [block.bound(key) for block in self.blocks]
+        self.tops[key] = max(self.bounds[key], default=NEG)
 
     def insert(self, slot: Any, values: Optional[Dict[Any, float]] = None) -> None:
         """Put ``slot`` at the place of its order key ``slot.key``; ``values``:
@@ -241,13 +264,15 @@ class NodeClass:
         block.frontier = None
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
-        all_bounds = self.bounds
+        all_bounds, tops = self.bounds, self.tops
         for column, known in block.cols.items():
             value = column_value(slot, column) if values is None else values[column]
             known.insert(position, value)
             bounds = all_bounds[column]
             if value > bounds[index]:
                 bounds[index] = value
+                if value > tops[column]:
+                    tops[column] = value
         self.lasts[index] = block.keys[-1]
         if len(block) > 2 * self.load:
             self._split(index)
@@ -345,6 +370,8 @@ class NodeClass:
             bounds = all_bounds[key]
             if value > bounds[index]:
                 bounds[index] = value
+                if value > self.tops[key]:
+                    self.tops[key] = value
             elif value < old and old >= bounds[index]:
                 bounds[index] = max(values)
         joint = self.joint
@@ -374,6 +401,8 @@ class NodeClass:
         bounds = self.bounds[key]
         if value > bounds[index]:
             bounds[index] = value
+            if value > self.tops[key]:
+                self.tops[key] = value
         elif value < old and old >= bounds[index]:
             bounds[index] = max(values)
 
@@ -424,6 +453,7 @@ class NodeClass:
         for key in joint:
             self.columns.remove(key)
             del self.bounds[key]
+            del self.tops[key]
             for block in self.blocks:
                 block.frontier = None
                 del block.cols[key]
@@ -478,8 +508,12 @@ class NodeClass:
         self.blocks.insert(index, block)
         self.lasts.insert(index, block.keys[-1])
         self.versions.insert(index, self._tick())
+        tops = self.tops
         for column in self.columns:
-            self.bounds[column].insert(index, block.bound(column))
+            bound = block.bound(column)
+            self.bounds[column].insert(index, bound)
+            if bound > tops[column]:
+                tops[column] = bound
 
     def _drop_block(self, index: int) -> None:
         del self.blocks[index]

@@ -4,6 +4,12 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 
 1. the *sieve*: a few (column, threshold) pairs, each a condition every
    fitting node meets (its float in that column is at least the threshold);
+   a search that meets :data:`PASSED` blocks passing the first pair and
+   short on another asks whether a threshold is above its column's *top*
+   (at least every bound of the column, see
+   :meth:`~.blocks.NodeClass.beyond`): then no node of the class fits, and
+   the search ends (a workload larger than any node's room costs a few
+   blocks, not a scan);
 2. blocks whose bounds pass every pair: those passing the first pair (and
    not known to refuse, see below) are found in C (``compress`` over
    ``map(ge, ...)`` on the class's bound column), and only those are
@@ -61,6 +67,10 @@ _KEY = attrgetter("key")
 #: ``check_fit``, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
+#: After this many blocks that pass the first pair of the sieve and fall
+#: short on another, the search asks whether the class can host the
+#: workload at all (:meth:`~.blocks.NodeClass.beyond`).
+PASSED = 1
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
@@ -143,6 +153,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
+    looked = False  # (some block was looked inside)
+    passed = 0  # (blocks passing the first pair, short on another)
     candidates, bounded = _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps)
     for index in candidates:
         short = False  # (the block's bounds fall short on another column)
@@ -151,6 +163,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 short = True
                 break
         if short:
+            passed += 1
+            if passed == PASSED and nodes.beyond(sieve):
+                return None  # (no node of the class has enough: see the tops)
             continue
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
@@ -177,6 +192,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                     if first == 0 and offset == 0:
                         refused.prefix = done
                     continue
+        looked = True
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
         cols = block.cols
@@ -219,6 +235,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     stamps[done:total] = versions[done:total]
     if first == 0 and offset == 0:
         refused.prefix = total
+        if looked and high is None:
+            # (the whole class refused after looking inside blocks: the
+            # tops, made exact, may pass the next such workload at once)
+            nodes.settle(sieve)
     return None
 
 
