@@ -508,6 +508,10 @@ def test_a_workload_larger_than_every_node_ends_its_search_at_the_tops():
     # Memory first: every block passes it, and falls short on cpu; 9 is
     # above the top: asked once, after search.PASSED blocks, not 20.
     assert place("big", {"mem": 1, "cpu": 9}) is None and asked == [True]
+    # Cpu first: its top is compared before any bound.
+    with mock.patch("pylighthouse.index.search._passing",
+                    side_effect=AssertionError("scanned")):
+        assert place("first", {"cpu": 9, "mem": 1}) is None and asked == []
     # 3 cpu and 3 mem pass every block's bounds, and no node has both: the
     # blocks are looked inside, all refuse, and the tops come down.
     assert place("both", {"cpu": 3, "mem": 3}) is None and asked == []

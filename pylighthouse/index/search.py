@@ -4,12 +4,12 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 
 1. the *sieve*: a few (column, threshold) pairs, each a condition every
    fitting node meets (its float in that column is at least the threshold);
-   a search that meets :data:`PASSED` blocks passing the first pair and
-   short on another asks whether a threshold is above its column's *top*
-   (at least every bound of the column, see
-   :meth:`~.blocks.NodeClass.beyond`): then no node of the class fits, and
-   the search ends (a workload larger than any node's room costs a few
-   blocks, not a scan);
+   a threshold above its column's *top* (at least every bound of the
+   column, see :meth:`~.blocks.NodeClass.beyond`) means that no node of
+   the class fits: the first pair's is compared before the scan, the
+   others' once the scan meets :data:`PASSED` blocks passing the first
+   pair and short on another (a workload larger than any node's room
+   costs a block or two, not a scan);
 2. blocks whose bounds pass every pair: those passing the first pair (and
    not known to refuse, see below) are found in C (``compress`` over
    ``map(ge, ...)`` on the class's bound column), and only those are
@@ -155,6 +155,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     both: Any = _UNKNOWN if nodes.joint is not None else None
     looked = False  # (some block was looked inside)
     passed = 0  # (blocks passing the first pair, short on another)
+    if least > nodes.tops[lead]:
+        return None  # (no node of the class has enough of the first: see the tops)
     candidates, bounded = _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps)
     for index in candidates:
         short = False  # (the block's bounds fall short on another column)
