@@ -9,7 +9,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    the class fits: the first pair's is compared before the scan, the
    others' once the scan meets :data:`PASSED` blocks passing the first
    pair and short on another (a workload larger than any node's room
-   costs a block or two, not a scan);
+   stops there, not at the end of the class);
 2. blocks whose bounds pass every pair: those passing the first pair (and
    not known to refuse, see below) are found in C (``compress`` over
    ``map(ge, ...)`` on the class's bound column), and only those are
