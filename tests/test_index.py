@@ -506,7 +506,7 @@ def test_a_workload_larger_than_every_node_ends_its_search_at_the_tops():
                 [{"name": name, "requirements": requirements}])[name]
 
     # Memory first: every block passes it, and falls short on cpu; 9 is
-    # above the top: asked once, after search.PASSED blocks, not 20.
+    # above the top: asked once, at the first such block, not 20.
     assert place("big", {"mem": 1, "cpu": 9}) is None and asked == [True]
     # Cpu first: its top is compared before any bound.
     with mock.patch("pylighthouse.index.search._passing",

@@ -7,8 +7,8 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    a threshold above its column's *top* (at least every bound of the
    column, see :meth:`~.blocks.NodeClass.beyond`) means that no node of
    the class fits: the first pair's is compared before the scan, the
-   others' once the scan meets :data:`PASSED` blocks passing the first
-   pair and short on another (a workload larger than any node's room
+   others' once the scan meets a block passing the first pair and short
+   on another (a workload larger than any node's room
    stops there, not at the end of the class);
 2. blocks whose bounds pass every pair: those passing the first pair (and
    not known to refuse, see below) are found in C (``compress`` over
@@ -67,10 +67,6 @@ _KEY = attrgetter("key")
 #: ``check_fit``, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
-#: After this many blocks that pass the first pair of the sieve and fall
-#: short on another, the search asks whether the class can host the
-#: workload at all (:meth:`~.blocks.NodeClass.beyond`).
-PASSED = 1
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
@@ -154,7 +150,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
     looked = False  # (some block was looked inside)
-    passed = 0  # (blocks passing the first pair, short on another)
+    asked = False  # (whether the tops were asked, at the first short block)
     if least > nodes.tops[lead]:
         return None  # (no node of the class has enough of the first: see the tops)
     candidates, bounded = _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps)
@@ -165,9 +161,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 short = True
                 break
         if short:
-            passed += 1
-            if passed == PASSED and nodes.beyond(sieve):
-                return None  # (no node of the class has enough: see the tops)
+            if not asked:
+                asked = True
+                if nodes.beyond(sieve):
+                    return None  # (no node of the class has enough: see the tops)
             continue
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
