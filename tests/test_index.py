@@ -21,7 +21,7 @@ import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
-from pylighthouse.index.blocks import OPEN, NodeClass, column_value
+from pylighthouse.index.blocks import OPEN, JointColumn, NodeClass, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from test_differential import assert_same_state, run, run_reference, concrete
@@ -966,6 +966,25 @@ def test_a_sieve_checks_three_joint_columns_that_every_fitting_node_passes(
     slot = next(slot for slot in nodes_class if slot.node.name == "x")
     for key, threshold in sieve:
         assert column_value(slot, key) >= threshold, key
+
+
+def test_joint_columns_are_keyed_by_their_own_objects():
+    """A class's joint columns are keys of their own (looked up by
+    identity, never equal to another key however made), and a node reads
+    in one the least of its two scaled resources."""
+    with settings_of(True, 2, "eager"):
+        fast = lighthouse.PrioritizedDistributor(
+            [{"name": f"n{at}", "resources": {"cpu": 4, "mem": 16}} for at in range(6)])
+    fast.attempt_assign_loads([{"name": "probe", "requirements": {"cpu": 10 ** 6, "mem": 1}}])
+    nodes = fast._index._classes[frozenset()]
+    assert nodes.joint is not None and all(type(key) is JointColumn for key in nodes.joint)
+    key = nodes.joint[0]
+    twin = JointColumn(tuple(key))
+    assert key == key and twin != key and tuple(twin) == tuple(key)
+    assert key in nodes.bounds and twin not in nodes.bounds
+    (first, scale), (second, other) = key[1]
+    slot = next(iter(nodes))
+    assert column_value(slot, key) == min(4.0 * scale, 16.0 * other)
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])

@@ -41,7 +41,8 @@ import math
 from bisect import bisect_left
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
-__all__ = ["Block", "NodeClass", "Refused", "OPEN", "NEG", "column_value", "at_least"]
+__all__ = ["Block", "NodeClass", "Refused", "JointColumn", "OPEN", "NEG", "column_value",
+           "at_least"]
 
 NEG = float("-inf")
 INF = float("inf")
@@ -57,6 +58,19 @@ MAX_REFUSED = 4096
 OPEN = ""
 
 
+class JointColumn(Tuple[Any, ...]):
+    """The key of a joint column, ``("joint", ((first, scale), (second,
+    scale)))`` (see :meth:`NodeClass.make_joint`), hashed and compared by
+    identity: a search and a placement look columns up by key a score of
+    times, and a plain tuple's hash is computed anew each time, over its
+    nested tuples. Each key is made once and used as that object."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+
 def column_value(slot: Any, key: Any) -> float:
     """The float a node shows in column ``key``: its remaining quantity (at
     least :data:`LOWEST`, so that minus infinity means only "lacks ``key``
@@ -65,7 +79,7 @@ def column_value(slot: Any, key: Any) -> float:
         return NEG
     if key == OPEN:
         return 0.0
-    if type(key) is tuple:  # a joint column: ("joint", ((resource, scale), ...))
+    if type(key) is JointColumn:
         remaining = slot.remaining
         least = INF
         for name, scale in key[1]:
@@ -113,12 +127,15 @@ class Refused:
     vector (``stamps``); ``prefix``: how many blocks from the first one
     refused it, as found by the last search from the first block;
     ``sieve``: the vector's sieve as made by the plan entry whose
-    ``serial`` is ``made_by`` (see :meth:`.plans.Entry.sieve`)."""
+    ``serial`` is ``made_by`` (see :meth:`.plans.Entry.sieve`);
+    ``stamped``: whether a search may have written a stamp (else every
+    stamp is 0, and a search need not compare them)."""
 
-    __slots__ = ("stamps", "prefix", "sieve", "made_by")
+    __slots__ = ("stamps", "prefix", "sieve", "made_by", "stamped")
 
     def __init__(self, blocks: int = 0) -> None:
         self.stamps: List[int] = [0] * blocks
+        self.stamped = False
         self.prefix = 0
         self.sieve: Any = None
         self.made_by = -1
@@ -134,7 +151,7 @@ class NodeClass:
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
-                 "period", "trial", "patience", "tops")
+                 "period", "trial", "patience", "tops", "scales")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -152,6 +169,8 @@ class NodeClass:
         # multiplied by fixed scales, one per ratio of the two (see
         # :meth:`make_joint`).
         self.joint: Any = None
+        # (their two resources, the first's scale and the second's scales)
+        self.scales: Any = None
         # Whether to make them is reviewed when ``countdown`` searches of the
         # class have run down (see :func:`.plans.review_joint`): ``wasted``
         # counts the blocks those searches looked inside and found refusing.
@@ -376,21 +395,30 @@ class NodeClass:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            for key, value in zip(joint, self._joint_values(slot)):
-                self._rewrite(index, position, key, cols[key], value)
+            tops = self.tops
+            for key, value in zip(joint, self._joint_values(slot)):  # (_rewrite, inlined)
+                values = cols[key]
+                old = values[position]
+                values[position] = value
+                bounds = all_bounds[key]
+                if value > bounds[index]:
+                    bounds[index] = value
+                    if value > tops[key]:
+                        tops[key] = value
+                elif value < old and old >= bounds[index]:
+                    bounds[index] = max(values)
 
     def _joint_values(self, slot: Any) -> List[float]:
         """The node's values in the joint columns: those of
         :func:`column_value`, with each float made once."""
-        joint = self.joint
-        (first, scale), (second, _) = joint[0][1]
+        first, scale, second, scales = self.scales
         remaining = slot.remaining
         one, two = remaining.get(first), remaining.get(second)
         if slot.cordoned or one is None or two is None:
-            return [NEG] * len(joint)
+            return [NEG] * len(scales)
         one_float, two_float = float(one) * scale, float(two)
         return [one_float if one_float < other else other
-                for other in [two_float * key[1][1][1] for key in joint]]
+                for other in [two_float * times for times in scales]]
 
     def _rewrite(self, index: int, position: int, key: Any, values: List[float],
                  value: float) -> None:
@@ -438,8 +466,11 @@ class NodeClass:
         scales = self.typical(names)
         first, second = names
         joint = self.joint = tuple(
-            ("joint", ((first, scales[first]), (second, scales[second] * 4.0 ** power)))
+            JointColumn(("joint", ((first, scales[first]),
+                                   (second, scales[second] * 4.0 ** power))))
             for power in RATIOS)
+        self.scales = (first, scales[first], second,
+                       tuple(key[1][1][1] for key in joint))
         # The values of all of them, a node at a time (two lookups and two
         # floats a node), rather than column by column.
         rows = [[self._joint_values(slot) for slot in block.slots] for block in self.blocks]
@@ -449,7 +480,7 @@ class NodeClass:
     def drop_joint(self) -> None:
         """Forget the joint columns. O(B x J)."""
         joint = self.joint
-        self.joint = None
+        self.joint = self.scales = None
         for key in joint:
             self.columns.remove(key)
             del self.bounds[key]

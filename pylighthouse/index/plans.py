@@ -79,18 +79,17 @@ class Entry:
     def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
         """The (column, threshold) pairs for a workload with these float
         requirements. The joint column nearest the workload's ratio comes
-        where the plan put it; the two next to it, whose thresholds every
-        fitting node meets too, come last: they reject blocks whose bounds
-        pass every other column."""
-        pairs = []
-        rest: List[Tuple[Any, float]] = []
+        where the plan put it, the two next to it (whose thresholds every
+        fitting node meets too) just after: of the blocks whose bounds pass
+        the first column, they reject the most, so the comparisons in
+        Python stop soonest."""
+        pairs: List[Tuple[Any, float]] = []
         for key, fixed in self.pairs:
             if fixed is JOINT:
-                near, *rest = _joints(floats, key)
-                pairs.append(near)
+                pairs.extend(_joints(floats, key))
             else:
                 pairs.append((key, floats[key] if fixed is None else fixed))
-        return pairs + rest if rest else pairs
+        return pairs
 
 
 def _asked_by_all(nodes: NodeClass, needed: Mapping[str, Any],

@@ -70,22 +70,18 @@ NEAR = 9
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
-             versions: List[int], stamps: List[int],
+             versions: List[int], stamps: Optional[List[int]],
              plain: Optional[List[int]] = None) -> Tuple[Iterator[int], List[Any]]:
     """Indices from ``start`` on where the first sieve column reaches its
     threshold and whose stamp (and ``plain`` stamp, if given) is not the
-    current version (they refused already), found in C (the stamps
-    compared only when some block refused the vector before: O(B) in C to
-    tell); and the other (column, threshold) pairs, for the caller to
-    compare where those pass (a generator doing it costs more)."""
+    current version (they refused already), found in C (``None`` for
+    stamps never written: no comparing); and the other (column,
+    threshold) pairs, for the caller to compare where those pass (a
+    generator doing it costs more)."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
     passes: Iterator[bool] = map(ge, islice(values, start, None), repeat(threshold))
-    if not any(stamps) and (plain is None or not any(plain)):
-        # No block refused this vector yet (as with quantities never seen
-        # before): the stamps need no comparing.
-        plain = None
-    else:
+    if stamps is not None:
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(stamps, start, None)))
     if plain is not None:
@@ -153,7 +149,14 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     asked = False  # (whether the tops were asked, at the first short block)
     if least > nodes.tops[lead]:
         return None  # (no node of the class has enough of the first: see the tops)
-    candidates, bounded = _passing(nodes.bounds, sieve, done, versions, stamps, plain_stamps)
+    # (stamps no search wrote are all 0: no block refused the vector yet,
+    # as with quantities never seen before, and they need no comparing)
+    candidates, bounded = _passing(nodes.bounds, sieve, done, versions,
+                                   stamps if refused.stamped else None,
+                                   plain_stamps if plain is not None and plain.stamped else None)
+    refused.stamped = True
+    if plain is not None:
+        plain.stamped = True
     for index in candidates:
         short = False  # (the block's bounds fall short on another column)
         for column, threshold in bounded:
