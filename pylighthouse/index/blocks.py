@@ -374,6 +374,7 @@ class NodeClass:
         all_bounds = self.bounds
         remaining = slot.remaining
         cordoned = slot.cordoned
+        tops = self.tops
         for key in keys:  # (resources the node has: column_value and _rewrite, inlined)
             values = cols.get(key)
             if values is None:
@@ -389,13 +390,12 @@ class NodeClass:
             bounds = all_bounds[key]
             if value > bounds[index]:
                 bounds[index] = value
-                if value > self.tops[key]:
-                    self.tops[key] = value
+                if value > tops[key]:
+                    tops[key] = value
             elif value < old and old >= bounds[index]:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            tops = self.tops
             for key, value in zip(joint, self._joint_values(slot)):  # (_rewrite, inlined)
                 values = cols[key]
                 old = values[position]
