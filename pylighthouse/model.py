@@ -7,12 +7,13 @@ import math
 import re
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 import attr
 
 from .errors import SHOWN_LIMIT, InvalidInputError, InvalidTypeError, shown
-from .quantities import NODE_MAPS, share, to_number, to_quantities
+from .quantities import (NODE_MAPS, SHARED_MAPS, quick_quantities, share, to_number,
+                         to_quantities)
 from .removed import Removed
 
 __all__ = ["Node", "Workload"]
@@ -50,20 +51,27 @@ _COLLECTIONS = (list, tuple, set, frozenset)
 _EMPTY: FrozenSet[str] = frozenset()
 
 
-def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
+def _quick_names(value: Any) -> Optional[FrozenSet[str]]:
+    """:func:`_names` of ``value`` when it is a list, tuple or set of
+    non-empty strings, else ``None``. O(len(value))."""
     if type(value) in _COLLECTIONS:
         if not value:
             return _EMPTY
         try:
             names = frozenset(value)
-        except TypeError:  # an unhashable item: the check below names it
-            pass
-        else:
-            for name in names:
-                if type(name) is not str or not name:
-                    break  # the check below names it
-            else:
-                return _shared(names)
+        except TypeError:  # an unhashable item: the full check names it
+            return None
+        for name in names:
+            if type(name) is not str or not name:
+                return None  # the full check names it
+        return _shared(names)
+    return None
+
+
+def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
+    quick = _quick_names(value)
+    if quick is not None:
+        return quick
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) \
             or isinstance(value, MappingABC):
         raise InvalidTypeError(
@@ -215,7 +223,7 @@ class Node:
     @classmethod
     def from_list(cls, items: Iterable[Any]) -> List["Node"]:
         """Build nodes from a list of dicts (nodes already built pass through)."""
-        return _build_all(cls, items, "nodes")
+        return _build_all(cls, items, "nodes", _quick_node if cls is Node else None)
 
     def to_dict(self) -> Dict[str, Any]:
         """Return ``{"name": ..., "resources": {...}}`` with plain numbers."""
@@ -289,7 +297,8 @@ class Workload:
     @classmethod
     def from_list(cls, items: Iterable[Any]) -> List["Workload"]:
         """Build workloads from a list of dicts (workloads pass through)."""
-        return _build_all(cls, items, "workloads")
+        return _build_all(cls, items, "workloads",
+                          _quick_workload if cls is Workload else None)
 
     def to_dict(self) -> Dict[str, Any]:
         """Return a plain dict that :meth:`from_dict` turns back into this workload."""
@@ -299,11 +308,70 @@ class Workload:
                 "aversion_groups": sorted(self.aversion_groups)}
 
 
-def _build_all(cls: Any, items: Any, what: str) -> List[Any]:
-    """``cls.from_dict`` for every dict of ``items``; values of ``cls`` pass through."""
+def _build_all(cls: Any, items: Any, what: str,
+               quick: Optional[Callable[[Any], Any]] = None) -> List[Any]:
+    """``cls.from_dict`` for every dict of ``items``; values of ``cls`` pass
+    through. ``quick``, when given, builds an item first, or gives ``None``
+    for ``from_dict`` to build it (and to name what is wrong with it)."""
     if isinstance(items, (str, bytes)) or isinstance(items, MappingABC) \
             or not isinstance(items, Iterable):
         raise InvalidTypeError(
             f"{what}: expected a list, got {type(items).__name__}")
-    return [item if isinstance(item, cls) else cls.from_dict(item, f"{what}[{index}]")
+    if quick is None:
+        return [item if isinstance(item, cls) else cls.from_dict(item, f"{what}[{index}]")
+                for index, item in enumerate(items)]
+    return [quick(item) or (item if isinstance(item, cls)
+                            else cls.from_dict(item, f"{what}[{index}]"))
             for index, item in enumerate(items)]
+
+
+# The quick builders below make what ``from_dict`` makes of the usual item
+# (a plain dict of the usual fields, an ASCII name, numbers met before, lists
+# of names) without building the error labels that only a fault would show:
+# this runs once per item of a batch. Anything else gives ``None``.
+
+_NODE_FIELDS = frozenset(("name", "resources"))
+_WORKLOAD_FIELDS = frozenset(("name", "requirements", "immunities", "aversion_groups"))
+_NO_QUANTITIES: Dict[str, Any] = {}
+
+
+def _quick_node(data: Any) -> Optional[Node]:
+    if type(data) is not dict or not data.keys() <= _NODE_FIELDS:
+        return None
+    name = data.get("name")
+    if type(name) is not str or not name or not name.isascii():
+        return None
+    resources = quick_quantities(data.get("resources", _NO_QUANTITIES), False, NODE_MAPS)
+    if resources is None:
+        return None
+    node = _new(Node)
+    _set(node, "name", name)
+    _set(node, "resources", resources)
+    return node
+
+
+def _quick_workload(data: Any) -> Optional[Workload]:
+    if type(data) is not dict or not data.keys() <= _WORKLOAD_FIELDS:
+        return None
+    name = data.get("name")
+    if type(name) is not str or not name or not name.isascii():
+        return None
+    requirements = quick_quantities(
+        data.get("requirements", _NO_QUANTITIES), True, SHARED_MAPS)
+    if requirements is None:
+        return None
+    immunities = _quick_names(data.get("immunities", ()))
+    if immunities is None:
+        return None
+    groups = _quick_names(data.get("aversion_groups", ()))
+    if groups is None:
+        return None
+    workload = _new(Workload)
+    _set(workload, "name", name)
+    _set(workload, "requirements", requirements)
+    _set(workload, "immunities", immunities)
+    _set(workload, "aversion_groups", groups)
+    return workload
+
+
+_new = object.__new__

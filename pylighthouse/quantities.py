@@ -304,29 +304,63 @@ def to_quantities(value: Any, where: str, field: str, finite: bool,
     if type(value) is not dict and not isinstance(value, MappingABC):
         raise InvalidTypeError(f"{_field_label(where, field)} must be a mapping "
                                f"of name to number, got {type(value).__name__}")
+    table = SHARED_MAPS if table is None else table
+    quick = quick_quantities(value, finite, table)
+    if quick is not None:
+        return quick
+    # Something on the way may be refused: each quantity through
+    # to_quantity, with the label its error needs.
     checked: Dict[str, Decimal] = {}
     for key, quantity in value.items():
         if type(key) is not str or not key:
             _check_key(key, where, field)
-        # to_quantity's cache, read first: most quantities are plain numbers
-        # seen before, and this skips building an error label.
+        checked[key] = to_quantity(
+            quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
+    return _shared_copy(checked, table)
+
+
+def quick_quantities(value: Any, finite: bool, table: Dict[Any, Mapping[str, Decimal]]
+                     ) -> Optional[Mapping[str, Decimal]]:
+    """:func:`to_quantities` of ``value`` when no check on the way can
+    fail: a plain dict of non-empty string keys and int or float quantities
+    met before (or floats well inside the range, which cannot be refused);
+    else ``None``, and the caller takes the path that names what is wrong.
+    No error label is built here: this runs for every workload of a batch.
+    Cost: O(len(value))."""
+    if type(value) is not dict:
+        return None
+    checked: Dict[str, Decimal] = {}
+    made = _MADE
+    for key, quantity in value.items():
         kind = type(quantity)
-        known = _MADE.get((kind, quantity)) if kind is int or kind is float else None
-        if known is None and kind is float and _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
-            # A float well inside the range (quantities of their own, such as
-            # 3.17 cpu, miss the cache): to_quantity's conversion, without its
-            # checks, which such a float passes.
-            known = _float_to_decimal(quantity)
-            _made(kind, quantity, known)
-        elif known is None or (finite and known.is_infinite()):
-            known = to_quantity(quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
+        if type(key) is not str or not key or (kind is not float and kind is not int):
+            return None
+        known = made.get((kind, quantity))
+        if known is None:
+            # (a float of its own, such as 3.17 cpu, converted as
+            # to_quantity would, without its checks, which it passes)
+            if kind is not float:
+                return None
+            if _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
+                known = _float_to_decimal(quantity)
+                _made(kind, quantity, known)
+            elif quantity == 0.0:
+                known = ZERO  # (to_quantity keeps no float zero: it has two signs)
+            else:
+                return None
+        elif finite and kind is float and known.is_infinite():
+            return None
         checked[key] = known
+    return _shared_copy(checked, table)
+
+
+def _shared_copy(checked: Dict[str, Decimal], table: Dict[Any, Mapping[str, Decimal]]
+                 ) -> Mapping[str, Decimal]:
     # Workloads come in a few flavours: equal mappings (the same keys, the
     # same Decimal objects) share one read-only copy, which keeps those
     # objects alive, so their ids stay theirs. Fewer long-lived objects also
     # means fewer passes of the garbage collector over a large heap.
     # (the read-only copy made only when the table has none yet)
-    table = SHARED_MAPS if table is None else table
     flavour = (tuple(checked), tuple(map(id, checked.values())))
     found = table.get(flavour)
     return share(table, flavour, MappingProxyType(checked)) if found is None else found
