@@ -24,7 +24,7 @@ from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
-from .model import Node, Workload, valid_unicode
+from .model import Node, Workload, _quick_node, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
 
@@ -406,7 +406,7 @@ def _plain_problem(data: Any) -> Optional[Problem]:
                 item = dict(item, resources={
                     key: from_json_quantity(value, "") if type(value) is str else value
                     for key, value in resources.items()})
-            built_nodes.append(Node.from_dict(item))
+            built_nodes.append(_quick_node(item) or Node.from_dict(item))
         built_loads = []
         for item in loads:
             if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
@@ -414,7 +414,7 @@ def _plain_problem(data: Any) -> Optional[Problem]:
                     or not all(_plain_names(item.get(field, []))
                                for field in ("immunities", "tolerations", "aversion_groups")):
                 return None
-            built_loads.append(Workload.from_dict(item))
+            built_loads.append(_quick_workload(item) or Workload.from_dict(item))
     except LighthouseException:
         return None
     # Quantities out of the format's range were refused by the model above.
