@@ -42,8 +42,10 @@ def check_name(value: Any, where: str) -> str:
     return value
 
 
-#: How the frozen classes below set their fields, looked up once.
+#: How the frozen classes below set their fields, looked up once; and how
+#: the quick builders (see :func:`_quick_workload`) make a bare instance.
 _set = object.__setattr__
+_new = object.__new__
 
 _COLLECTIONS = (list, tuple, set, frozenset)
 #: One empty set for every workload without immunities or groups (CPython
@@ -336,6 +338,8 @@ _NO_QUANTITIES: Dict[str, Any] = {}
 
 
 def _quick_node(data: Any) -> Optional[Node]:
+    """The node ``from_dict`` makes of ``data`` when it is a usual one, else
+    ``None``. O(len(resources))."""
     if type(data) is not dict or not data.keys() <= _NODE_FIELDS:
         return None
     name = data.get("name")
@@ -351,6 +355,8 @@ def _quick_node(data: Any) -> Optional[Node]:
 
 
 def _quick_workload(data: Any) -> Optional[Workload]:
+    """The workload ``from_dict`` makes of ``data`` when it is a usual one,
+    else ``None``. O(len(requirements) + names)."""
     if type(data) is not dict or not data.keys() <= _WORKLOAD_FIELDS:
         return None
     name = data.get("name")
@@ -372,6 +378,3 @@ def _quick_workload(data: Any) -> Optional[Workload]:
     _set(workload, "immunities", immunities)
     _set(workload, "aversion_groups", groups)
     return workload
-
-
-_new = object.__new__

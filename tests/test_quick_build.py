@@ -75,43 +75,46 @@ def _full_or_error(build, *arguments):
         return None, error
 
 
+def _from_list_agrees(cls, data, expected, error):
+    """``cls.from_list([data])`` gives what the full path gave: the same
+    value, or the same error with the same message."""
+    if error is None:
+        assert cls.from_list([data]) == [expected]
+        return
+    with pytest.raises(type(error)) as raised:
+        cls.from_list([data])
+    assert str(raised.value) == str(error)
+
+
+def _quick_agrees(cls, builder, data, where, field, finite):
+    """The quick ``builder``'s item of ``data`` (or ``None``) agrees with
+    ``cls.from_dict``'s, quantity by quantity; ``from_list`` too."""
+    expected, error = _full_or_error(cls.from_dict, data, where)
+    quick = builder(data)
+    if quick is not None:
+        assert expected is not None
+        assert quick == expected and type(quick) is cls
+        _same_quantities(getattr(quick, field), data.get(field, {}), finite)
+    _from_list_agrees(cls, data, expected, error)
+    return quick
+
+
 @settings(max_examples=400, deadline=None)
 @given(WORKLOADS)
 def test_quick_workloads_are_the_full_paths_and_refusals_come_unchanged(data):
     # (a node of the same quantities first, and the full path, so that the
     # quantities are met before: infinities too, which only nodes may have)
     _full_or_error(Node, "seed", data.get("requirements"))
-    expected, error = _full_or_error(Workload.from_dict, data, "workloads[0]")
-    quick = _quick_workload(data)
+    quick = _quick_agrees(Workload, _quick_workload, data, "workloads[0]", "requirements", True)
     if quick is not None:
-        assert expected is not None
-        assert quick == expected and type(quick) is Workload
-        _same_quantities(quick.requirements, data.get("requirements", {}), True)
         assert quick.immunities == frozenset(data.get("immunities", ()))
         assert quick.aversion_groups == frozenset(data.get("aversion_groups", ()))
-    if error is None:
-        assert Workload.from_list([data]) == [expected]
-    else:
-        with pytest.raises(type(error)) as raised:
-            Workload.from_list([data])
-        assert str(raised.value) == str(error)
 
 
 @settings(max_examples=300, deadline=None)
 @given(NODES)
 def test_quick_nodes_are_the_full_paths_and_refusals_come_unchanged(data):
-    expected, error = _full_or_error(Node.from_dict, data, "nodes[0]")
-    quick = _quick_node(data)
-    if quick is not None:
-        assert expected is not None
-        assert quick == expected and type(quick) is Node
-        _same_quantities(quick.resources, data.get("resources", {}), False)
-    if error is None:
-        assert Node.from_list([data]) == [expected]
-    else:
-        with pytest.raises(type(error)) as raised:
-            Node.from_list([data])
-        assert str(raised.value) == str(error)
+    _quick_agrees(Node, _quick_node, data, "nodes[0]", "resources", False)
 
 
 def test_the_usual_items_take_the_quick_path_and_others_the_full_one():
