@@ -24,7 +24,7 @@ from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
-from .model import Node, Workload, _quick_node, _quick_workload, valid_unicode
+from .model import Node, Workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
 
@@ -395,7 +395,7 @@ def _plain_problem(data: Any) -> Optional[Problem]:
             rubric = Rubric(weights)
         elif cls is BinPackDistributor:
             return None
-        built_nodes = []
+        plain_nodes = []
         for item in nodes:
             resources = item.get("resources", {}) if type(item) is dict else None
             if resources is None or not item.keys() <= _PLAIN_NODE_KEYS \
@@ -406,15 +406,15 @@ def _plain_problem(data: Any) -> Optional[Problem]:
                 item = dict(item, resources={
                     key: from_json_quantity(value, "") if type(value) is str else value
                     for key, value in resources.items()})
-            built_nodes.append(_quick_node(item) or Node.from_dict(item))
-        built_loads = []
+            plain_nodes.append(item)
         for item in loads:
             if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
                     or not _plain_map(item.get("requirements", {}), _REQUIREMENT_VALUES) \
                     or not all(_plain_names(item.get(field, []))
                                for field in ("immunities", "tolerations", "aversion_groups")):
                 return None
-            built_loads.append(_quick_workload(item) or Workload.from_dict(item))
+        built_nodes = Node.from_list(plain_nodes)
+        built_loads = Workload.from_list(loads)
     except LighthouseException:
         return None
     # Quantities out of the format's range were refused by the model above.

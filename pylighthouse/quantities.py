@@ -140,7 +140,7 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     elif quantity.adjusted() > MAX_EXPONENT \
             or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:  # finite here: an int
         raise _out_of_range(value, where)
-    if kind is int or (kind is float and value):
+    if kind is int or kind is float:  # (both float zeros are ZERO: one key)
         _made(kind, value, quantity)
     return quantity
 
@@ -339,15 +339,10 @@ def quick_quantities(value: Any, finite: bool, table: Dict[Any, Mapping[str, Dec
         if known is None:
             # (a float of its own, such as 3.17 cpu, converted as
             # to_quantity would, without its checks, which it passes)
-            if kind is not float:
+            if kind is not float or not _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
                 return None
-            if _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
-                known = _float_to_decimal(quantity)
-                _made(kind, quantity, known)
-            elif quantity == 0.0:
-                known = ZERO  # (to_quantity keeps no float zero: it has two signs)
-            else:
-                return None
+            known = _float_to_decimal(quantity)
+            _made(kind, quantity, known)
         elif finite and kind is float and known.is_infinite():
             return None
         checked[key] = known

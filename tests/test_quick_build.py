@@ -118,9 +118,9 @@ def test_quick_nodes_are_the_full_paths_and_refusals_come_unchanged(data):
 
 
 def test_the_usual_items_take_the_quick_path_and_others_the_full_one():
-    # Met before by the full path: ints and infinities; floats inside the
-    # range never need it.
-    Workload("seen", {"cpu": 2, "gpu": 1})
+    # Met before by the full path: ints, float zero and infinities; floats
+    # inside the range never need it.
+    Workload("seen", {"cpu": 2, "gpu": 1, "t": 0.0})
     Node("seen", {"disk": inf})
     assert _quick_workload({"name": "w", "requirements": {"cpu": 2, "mem": 3.17, "t": 0.0},
                             "aversion_groups": ["web"]}) is not None
