@@ -11,6 +11,7 @@ checked against a recomputation from scratch.
 """
 from contextlib import contextmanager
 from decimal import Decimal
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
+from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index.blocks import OPEN, JointColumn, NodeClass, column_value
 from instances import RUBRICS, clusters, operations
@@ -100,8 +102,31 @@ def check_index(distributor):
             for k in s.node.resources:
                 bearers.setdefault(k, set()).add(s)
         assert nodes.bearers == bearers
+        check_refusals(nodes)
         seen.update(s.name for s in members)
     assert seen == set(distributor._slots) == set(index._home)
+
+
+def check_refusals(nodes):
+    """Every block a record says refuses its vector does: each node of it is
+    cordoned, hosts a workload of one of the vector's groups, or does not
+    fit the vector's requirements (whatever its order key)."""
+    for (kept, needed), record in nodes.refusals.items():
+        if not record.stamped:
+            continue
+        # (kept: the shape, requirement names and immunities; or the shape
+        # and the aversion groups)
+        grouped = len(kept[0]) == 2 and isinstance(kept[0][1], frozenset)
+        shape, groups = kept if grouped else (kept, frozenset())
+        names, immunities = shape
+        workload = SimpleNamespace(requirements=dict(zip(names, needed)),
+                                   immunities=immunities)
+        for block, stamp, version in zip(nodes.blocks, record.stamps, nodes.versions):
+            if stamp != version:
+                continue
+            for s in block.slots:
+                assert s.cordoned or not s.groups.keys().isdisjoint(groups) \
+                    or check_fit(s.remaining, workload) is not None, (s.name, kept, needed)
 
 
 def test_a_column_reads_minus_infinity_where_a_node_lacks_the_resource_or_is_cordoned():

@@ -31,16 +31,24 @@ def load(name, cpu, mem, groups=(), disk=0):
             "aversion_groups": list(groups)}
 
 
-def recording():
+def recording(second=True):
     """Patch NodeClass.refused to record, per call, the vector asked for and
-    the blocks known to refuse it at that moment (before the search)."""
+    the blocks known to refuse it at that moment (before the search).
+    ``second``: every vector counts as searched for once already, so that
+    its first search in the test makes its record (what a record does,
+    whenever it is made); else records are made as usual, from a vector's
+    second search on."""
     calls = []
     real = NodeClass.refused
 
     def refused(nodes, shape, needed):
+        if second and (shape, needed) not in nodes.refusals:
+            nodes.seen.add((shape, needed))
         found = real(nodes, shape, needed)
+        # (a search reads no stamp of a record no search wrote: the scratch
+        # record, emptied, keeps the last search's writes)
         known = [at for at, (stamp, version) in enumerate(zip(found.stamps, nodes.versions))
-                 if stamp == version]
+                 if stamp == version] if found.stamped else []
         calls.append((tuple(float(value) for value in needed), known))
         return found
 
@@ -61,6 +69,44 @@ def test_the_same_vector_starts_from_the_blocks_that_refused_it():
     # disk now); b, equal to a, starts knowing that blocks 0 and 1 refuse it.
     assert calls[1] == ((2.0, 2.0, 3.0), [])
     assert calls[-1] == ((2.0, 1.0, 3.0), [0, 1])
+    check_index(fast)
+
+
+def test_a_vector_gets_its_own_record_at_its_second_search():
+    fast = make("Prioritized", NODES, {}, True, 2)
+    reference = Reference("Prioritized", NODES, {})
+    calls, patch = recording(second=False)
+    with patch:
+        for batch in ([load("a", 2, 1, disk=3)], [load("b", 2, 1, disk=3)],
+                      [load("c", 2, 1, disk=3)], [load("d", 2, 1, disk=3)]):
+            assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+            assert_same_state(fast, reference)
+    assert fast.assignments == {"a": "n4", "b": "n6", "c": "n6", "d": "n6"}
+    # a's search wrote a scratch record, forgotten: b starts knowing
+    # nothing, and its search makes the vector's record (blocks 0 to 2
+    # refused b: n4 is short of disk after a), which c and d start from.
+    assert calls == [((2.0, 1.0, 3.0), []), ((2.0, 1.0, 3.0), []),
+                     ((2.0, 1.0, 3.0), [0, 1, 2]), ((2.0, 1.0, 3.0), [0, 1, 2])]
+    check_index(fast)
+
+
+def test_vectors_searched_once_are_remembered_up_to_a_limit(monkeypatch):
+    monkeypatch.setattr("pylighthouse.index.blocks.MAX_SEEN", 2)
+    fast = make("Prioritized", NODES, {}, True, 2)
+    reference = Reference("Prioritized", NODES, {})
+    nodes = fast._index._classes[frozenset()]
+    key = (("cpu", "mem", "disk"), frozenset()), (2, 1, 3)
+    # a, then two other vectors: the memory of a's search is cleared by
+    # the second of them, so b's search counts as the vector's first.
+    for batch in ([load("a", 2, 1, disk=3)], [load("u", 1, 1, disk=1)],
+                  [load("v", 1, 2, disk=1)], [load("b", 2, 1, disk=3)]):
+        assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+        assert_same_state(fast, reference)
+    assert key not in nodes.refusals
+    batch = [load("c", 2, 1, disk=3)]
+    assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+    assert key in nodes.refusals
+    assert_same_state(fast, reference)
     check_index(fast)
 
 

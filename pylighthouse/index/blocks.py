@@ -53,6 +53,9 @@ RATIOS = (-2, -1, 0, 1, 2)
 LOWEST = -1.7976931348623157e308
 #: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
+#: At most this many vectors searched for once that a class remembers
+#: (see :meth:`NodeClass.refused`).
+MAX_SEEN = 16384
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -151,7 +154,7 @@ class NodeClass:
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
-                 "period", "trial", "patience", "tops", "scales")
+                 "period", "trial", "patience", "tops", "scales", "seen", "scratch")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -189,18 +192,40 @@ class NodeClass:
         # Per shape and requirement vector, per block, the version at which
         # no node of the block took the vector ("refused").
         self.refusals: Dict[Tuple[Any, Tuple[Any, ...]], Refused] = {}
+        # (the vectors searched for once, and the record their search writes)
+        self.seen: Set[Tuple[Any, Tuple[Any, ...]]] = set()
+        self.scratch = Refused()
 
     def refused(self, shape: Any, needed: Tuple[Any, ...]) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be
         compared with :attr:`versions`, and written when a block refuses.
-        O(1), plus O(B) for B blocks the first time."""
+
+        A vector searched for the first time gets the class's *scratch*
+        record, emptied (nothing refused, no sieve): most vectors of
+        quantities drawn from a wide range are searched once, and a record
+        of their own would be made, filled and thrown away for nothing.
+        The second search of a vector makes its own record, kept from then
+        on. O(1), plus O(B) for B blocks when a record is made."""
+        key = (shape, needed)
         refusals = self.refusals
-        refused = refusals.get((shape, needed))
+        refused = refusals.get(key)
         if refused is None:
-            if len(refusals) >= MAX_REFUSED:
-                refusals.clear()
-            refused = refusals[shape, needed] = Refused(len(self.blocks))
-            return refused
+            seen = self.seen
+            if key not in seen:
+                if len(seen) >= MAX_SEEN:
+                    seen.clear()
+                seen.add(key)
+                refused = self.scratch
+                refused.stamped = False
+                refused.prefix = 0
+                refused.made_by = -1
+                refused.sieve = None
+            else:
+                seen.discard(key)
+                if len(refusals) >= MAX_REFUSED:
+                    refusals.clear()
+                refused = refusals[key] = Refused(len(self.blocks))
+                return refused
         stamps = refused.stamps
         missing = len(self.blocks) - len(stamps)
         if missing > 0:

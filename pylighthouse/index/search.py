@@ -29,8 +29,11 @@ workload's shape, aversion groups and requirements
 (:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
 loses a group: the next search for the same vector skips the block in
 step 2, in C (and reuses the vector's sieve, kept there too: see
-:meth:`.nodes.NodeIndex._earliest`). So averse nodes that fit are stepped
-over one by one once per block, not once per search. A block looked inside in vain
+:meth:`.nodes.NodeIndex._earliest`). So averse nodes that fit are
+stepped over one by one once per block, not once per search. A vector's
+record is its own from its second search on: the first writes into a
+scratch record, forgotten at once, since most vectors of finely drawn
+quantities are searched once. A block looked inside in vain
 twice with no change between also makes its frontier, kept until one of
 its columns changes: a workload of other quantities that the bounds let
 through (the cpu left on one node, the memory on another) is then
