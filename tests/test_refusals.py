@@ -4,6 +4,7 @@ or loses an aversion group."""
 from decimal import Decimal
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,10 +42,10 @@ def recording(second=True):
     calls = []
     real = NodeClass.refused
 
-    def refused(nodes, shape, needed):
+    def refused(nodes, shape, needed, keep=False):
         if second and (shape, needed) not in nodes.refusals:
             nodes.seen.add((shape, needed))
-        found = real(nodes, shape, needed)
+        found = real(nodes, shape, needed, keep)
         # (a search reads no stamp of a record no search wrote: the scratch
         # record, emptied, keeps the last search's writes)
         known = [at for at, (stamp, version) in enumerate(zip(found.stamps, nodes.versions))
@@ -122,12 +123,13 @@ def test_a_vector_smaller_in_one_resource_inherits_nothing():
     check_index(fast)
 
 
-def decide_like_the_reference(nodes, steps, block=2):
+def decide_like_the_reference(nodes, steps, block=2, second=True):
     """Run ``steps`` on the index and the reference, comparing every answer
-    and state; the index's assignments at the end."""
+    and state; the index's assignments at the end (``second``: see
+    :func:`recording`)."""
     fast = make("Prioritized", nodes, {}, True, block)
     reference = Reference("Prioritized", nodes, {})
-    calls, patch = recording()
+    calls, patch = recording(second)
     with patch:
         for step in steps:
             assert run(step, fast) == run_reference(step, reference), step
@@ -194,11 +196,15 @@ def two(name, cpu, mem, groups=()):
             "aversion_groups": list(groups)}
 
 
-def test_a_grouped_search_teaches_the_same_vector_without_groups():
+@pytest.mark.parametrize("second", [True, False])
+def test_a_grouped_search_teaches_the_same_vector_without_groups(second):
+    # (also when neither vector was searched for before: a grouped search
+    # keeps the record of the vector without groups from the first)
     assignments, calls = decide_like_the_reference(SPLIT, [
         ("assign", [ON_THE_SIDE]),            # m4
         ("assign", [two("g", 2, 2, ["x"])]),  # block 0 refuses it, no node averse: m2
-        ("assign", [two("p", 2, 2)])])        # the same vector without groups
+        ("assign", [two("p", 2, 2)])],        # the same vector without groups
+        second=second)
     assert assignments == {"side": "m4", "g": "m2", "p": "m2"}
     # g's search asked for its vector with and without groups; p starts
     # knowing that block 0 refuses it, from g's search

@@ -196,7 +196,7 @@ class NodeClass:
         self.seen: Set[Tuple[Any, Tuple[Any, ...]]] = set()
         self.scratch = Refused()
 
-    def refused(self, shape: Any, needed: Tuple[Any, ...]) -> "Refused":
+    def refused(self, shape: Any, needed: Tuple[Any, ...], keep: bool = False) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be
         compared with :attr:`versions`, and written when a block refuses.
 
@@ -205,13 +205,16 @@ class NodeClass:
         quantities drawn from a wide range are searched once, and a record
         of their own would be made, filled and thrown away for nothing.
         The second search of a vector makes its own record, kept from then
-        on. O(1), plus O(B) for B blocks when a record is made."""
+        on; so does the first when ``keep`` is true (a search avoiding
+        aversion groups asks so for the same vector without groups: when
+        it finds nothing, the search over all nodes comes next).
+        O(1), plus O(B) for B blocks when a record is made."""
         key = (shape, needed)
         refusals = self.refusals
         refused = refusals.get(key)
         if refused is None:
             seen = self.seen
-            if key not in seen:
+            if key not in seen and not keep:
                 if len(seen) >= MAX_SEEN:
                     seen.clear()
                 seen.add(key)

@@ -130,7 +130,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         offset = bisect_left(blocks[first].keys, low)
     stamps, versions = refused.stamps, nodes.versions
     # (the same vector without groups)
-    plain: Optional[Refused] = nodes.refused(shape, needed) if groups else None
+    plain: Optional[Refused] = nodes.refused(shape, needed, True) if groups else None
     plain_stamps = None if plain is None else plain.stamps
     done = first  # blocks before this one are known to refuse (or out of range)
     if first == 0 and offset == 0:
