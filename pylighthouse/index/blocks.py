@@ -201,7 +201,8 @@ class NodeClass:
         compared with :attr:`versions`, and written when a block refuses.
 
         A vector searched for the first time gets the class's *scratch*
-        record, emptied (nothing refused, no sieve): most vectors of
+        record, emptied (nothing refused, no sieve; a search writes no
+        stamp into it): most vectors of
         quantities drawn from a wide range are searched once, and a record
         of their own would be made, filled and thrown away for nothing.
         The second search of a vector makes its own record, kept from then

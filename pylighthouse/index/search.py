@@ -129,6 +129,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             return None
         offset = bisect_left(blocks[first].keys, low)
     stamps, versions = refused.stamps, nodes.versions
+    # (the scratch record of a vector's first search is never read: no
+    # stamp is written into it, see :meth:`~.blocks.NodeClass.refused`)
+    write = refused is not nodes.scratch
     # (the same vector without groups)
     plain: Optional[Refused] = nodes.refused(shape, needed, True) if groups else None
     plain_stamps = None if plain is None else plain.stamps
@@ -142,7 +145,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if plain is not None:
             prefix = plain.prefix
             if prefix > done and plain.stamps[:prefix] == versions[:prefix]:
-                stamps[done:prefix] = versions[done:prefix]
+                if write:
+                    stamps[done:prefix] = versions[done:prefix]
                 done = prefix
     (lead, least), rest = sieve[0], sieve[1:NEAR]
     # (the thresholds of the joint columns' two resources, when the class
@@ -174,7 +178,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             continue
         # Every block skipped on the way refused too: by its bounds or its
         # stamp, which hold while its version does.
-        stamps[done:index] = versions[done:index]
+        if write:
+            stamps[done:index] = versions[done:index]
         if first == 0 and offset == 0:
             refused.prefix = index
         done = index + 1
@@ -191,7 +196,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 at = bisect_left(xs, both[0])
                 if at == len(xs) or ys[at] < both[1]:
                     # No node has enough of both: the whole block refuses.
-                    stamps[index] = versions[index]
+                    if write:
+                        stamps[index] = versions[index]
                     if plain_stamps is not None:
                         plain_stamps[index] = versions[index]
                     if first == 0 and offset == 0:
@@ -223,7 +229,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 if check_fit(slot.remaining, workload) is None:
                     return slot
         if whole:
-            stamps[index] = versions[index]
+            if write:
+                stamps[index] = versions[index]
             if plain_stamps is not None and not averse:
                 plain_stamps[index] = versions[index]
             nodes.wasted += 1
@@ -237,7 +244,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             else:
                 nodes.frontier(block)
     total = len(blocks)
-    stamps[done:total] = versions[done:total]
+    if write:
+        stamps[done:total] = versions[done:total]
     if first == 0 and offset == 0:
         refused.prefix = total
         if looked and high is None:
