@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from pylighthouse import BestFitDistributor
 from pylighthouse.fit import check_fit
+from pylighthouse.index import blocks
 from pylighthouse.index.blocks import NodeClass
 from reference import Reference
 from reference_bestfit import BestFitReference
@@ -263,11 +264,21 @@ CLUSTER = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)), min_size=1
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
-@given(strategy=STRATEGIES, sizes=CLUSTER, steps=STEPS, block=st.sampled_from([1, 2, 3]))
-def test_distinct_vectors_decide_like_the_reference(strategy, sizes, steps, block):
+@given(strategy=STRATEGIES, sizes=CLUSTER, steps=STEPS, block=st.sampled_from([1, 2, 3]),
+       small=st.booleans())
+def test_distinct_vectors_decide_like_the_reference(strategy, sizes, steps, block, small):
     """Workloads each with its own decimal quantities (some with a third
     resource, some with aversion groups), between releases, new nodes,
-    cordons, drains and removals: the same decisions as the reference."""
+    cordons, drains and removals: the same decisions as the reference.
+    ``small``: a class keeps at most two records and remembers at most two
+    vectors searched once, so both are cleared again and again."""
+    limits = {"MAX_REFUSED": 2, "MAX_SEEN": 2} if small else \
+        {"MAX_REFUSED": blocks.MAX_REFUSED, "MAX_SEEN": blocks.MAX_SEEN}
+    with mock.patch.multiple(blocks, **limits):
+        decide_distinct(strategy, sizes, steps, block)
+
+
+def decide_distinct(strategy, sizes, steps, block):
     nodes = [{"name": f"n{at}", "resources": {"cpu": cpu / 10, "mem": mem / 10, "disk": 2}}
              for at, (cpu, mem) in enumerate(sizes)]
     rubric = {"cpu": 1, "mem": 0.5}
