@@ -201,8 +201,8 @@ class NodeClass:
         compared with :attr:`versions`, and written when a block refuses.
 
         A vector searched for the first time gets the class's *scratch*
-        record, emptied (nothing refused, no sieve; a search writes no
-        stamp into it): most vectors of
+        record, emptied (nothing refused, no sieve made, no stamps: a
+        search writes none into it): most vectors of
         quantities drawn from a wide range are searched once, and a record
         of their own would be made, filled and thrown away for nothing.
         The second search of a vector makes its own record, kept from then
@@ -219,17 +219,16 @@ class NodeClass:
                 if len(seen) >= MAX_SEEN:
                     seen.clear()
                 seen.add(key)
-                refused = self.scratch
-                refused.stamped = False
-                refused.prefix = 0
-                refused.made_by = -1
-                refused.sieve = None
-            else:
-                seen.discard(key)
-                if len(refusals) >= MAX_REFUSED:
-                    refusals.clear()
-                refused = refusals[key] = Refused(len(self.blocks))
-                return refused
+                scratch = self.scratch
+                scratch.stamped = False
+                scratch.prefix = 0
+                scratch.made_by = -1  # (so the caller makes the vector's sieve)
+                return scratch
+            seen.discard(key)
+            if len(refusals) >= MAX_REFUSED:
+                refusals.clear()
+            refused = refusals[key] = Refused(len(self.blocks))
+            return refused
         stamps = refused.stamps
         missing = len(self.blocks) - len(stamps)
         if missing > 0:
