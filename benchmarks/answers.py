@@ -48,9 +48,10 @@ sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import problems  # noqa: E402
 import pylighthouse as lighthouse  # noqa: E402
-from pylighthouse.problem import build_distributor, load_problem, solve  # noqa: E402
+from pylighthouse.problem import (build_distributor, load_problem, new_distributor,  # noqa: E402
+                                  solve)
 
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack")
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
 
 
 def timed(function: Callable[[], Any]) -> float:
@@ -63,11 +64,7 @@ def timed(function: Callable[[], Any]) -> float:
 def place_dicts(strategy: str, data: Dict[str, Any], all_or_nothing: bool) -> None:
     nodes = lighthouse.Node.from_list(data["nodes"])
     loads = lighthouse.Workload.from_list(data["workloads"])
-    if strategy == "BinPack":
-        distributor: lighthouse.Distributor = lighthouse.BinPackDistributor(
-            data["rubric"], nodes)
-    else:
-        distributor = lighthouse.distributors.distributor_class(strategy)(nodes)
+    distributor = new_distributor(strategy, nodes, data.get("rubric"))
     distributor.attempt_assign_loads(loads, all_or_nothing=all_or_nothing)
 
 
@@ -100,15 +97,17 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write", metavar="PATH",
                         help="write the problem as a JSON problem file and time nothing")
-    parser.add_argument("--strategy", choices=STRATEGIES + ("BestFit",), default="Prioritized",
+    parser.add_argument("--strategy", choices=STRATEGIES, default="Prioritized",
                         help="the strategy of the file --write writes")
     args = parser.parse_args(argv)
     # problems.problem keeps OVERSUBSCRIBED of the nodes asked for.
     nodes, loads = problems.problem(round(args.nodes / problems.OVERSUBSCRIBED),
                                     args.workloads, over=True)
     if args.write:
-        write(args.write, {"nodes": nodes, "workloads": loads, "strategy": args.strategy,
-                           "rubric": problems.RUBRIC})
+        data = {"nodes": nodes, "workloads": loads, "strategy": args.strategy}
+        if args.strategy == "BinPack":
+            data["rubric"] = problems.RUBRIC
+        write(args.write, data)
         print(f"wrote {len(nodes)} nodes x {len(loads)} workloads to {args.write}")
         return []
     print(f"{len(nodes)} nodes x {len(loads)} workloads (over-subscribed), "
@@ -119,8 +118,9 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     print("-" * len(header))
     rows = []
     for strategy in STRATEGIES:
-        data = {"nodes": nodes, "workloads": loads, "strategy": strategy,
-                "rubric": problems.RUBRIC}
+        data = {"nodes": nodes, "workloads": loads, "strategy": strategy}
+        if strategy == "BinPack":  # (BestFit scores by shares of capacity)
+            data["rubric"] = problems.RUBRIC
         for partial in (True, False):
             times, unplaced = measure(strategy, data, partial, args.repeat)
             median = {key: statistics.median(values) for key, values in times.items()}
