@@ -21,6 +21,7 @@ import pylighthouse.pylighthouse as lighthouse
 from pylighthouse import (BestFitDistributor, Distributor, InvalidInputError,
                           InvalidTypeError, plan_scale_down, plan_scale_up)
 from pylighthouse.fit import check_fit
+from pylighthouse.index import nodes as index_nodes
 from pylighthouse.problem import build_distributor, load_problem, solve
 from instances import RUBRICS, batches, clusters, operations
 from reference import Load
@@ -35,7 +36,11 @@ MAYBE_RUBRICS = st.one_of(st.none(), RUBRICS)
 
 
 def build(nodes, rubric, indexed=True):
-    with mock.patch.object(Distributor, "_indexed", indexed):
+    # (floors in every class, however small, their runs extended at every
+    # search: see test_index.FLOORS)
+    with mock.patch.object(Distributor, "_indexed", indexed), \
+            mock.patch.multiple(index_nodes, FLOOR_BLOCKS=0, FLOOR_PERIOD=1, FLOOR_LEAST=0,
+                                FLOOR_IDLE=0):
         distributor = BestFitDistributor.from_list(nodes, rubric)
     return distributor, BestFitReference(nodes, rubric)
 

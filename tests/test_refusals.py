@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 from pylighthouse import BestFitDistributor
 from pylighthouse.fit import check_fit
 from pylighthouse.index import blocks
+from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NodeClass
+from pylighthouse.index.search import first_in_class, refusing_run
 from reference import Reference
 from reference_bestfit import BestFitReference
 from test_differential import assert_same_state, run, run_reference
-from test_index import check_index, make, settings_of
+from test_index import check_index, floors_of, make, settings_of
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
 
@@ -127,8 +129,9 @@ def test_a_vector_smaller_in_one_resource_inherits_nothing():
 def decide_like_the_reference(nodes, steps, block=2, second=True):
     """Run ``steps`` on the index and the reference, comparing every answer
     and state; the index's assignments at the end (``second``: see
-    :func:`recording`)."""
-    fast = make("Prioritized", nodes, {}, True, block)
+    :func:`recording`). Floors are left to the library (unused in such
+    small classes): these steps are about what the records do."""
+    fast = make("Prioritized", nodes, {}, True, block, floors="library")
     reference = Reference("Prioritized", nodes, {})
     calls, patch = recording(second)
     with patch:
@@ -265,24 +268,28 @@ CLUSTER = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)), min_size=1
 
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(strategy=STRATEGIES, sizes=CLUSTER, steps=STEPS, block=st.sampled_from([1, 2, 3]),
-       small=st.booleans())
-def test_distinct_vectors_decide_like_the_reference(strategy, sizes, steps, block, small):
+       small=st.booleans(), floors=st.sampled_from(["eager", "cached", "lazy"]))
+def test_distinct_vectors_decide_like_the_reference(strategy, sizes, steps, block, small,
+                                                    floors):
     """Workloads each with its own decimal quantities (some with a third
     resource, some with aversion groups), between releases, new nodes,
     cordons, drains and removals: the same decisions as the reference.
     ``small``: a class keeps at most two records and remembers at most two
-    vectors searched once, so both are cleared again and again."""
+    vectors searched once, and the index keeps the plan (and floors) of one
+    shape, so all are cleared again and again. ``floors``: see
+    :data:`test_index.FLOORS`."""
     limits = {"MAX_REFUSED": 2, "MAX_SEEN": 2} if small else \
         {"MAX_REFUSED": blocks.MAX_REFUSED, "MAX_SEEN": blocks.MAX_SEEN}
-    with mock.patch.multiple(blocks, **limits):
-        decide_distinct(strategy, sizes, steps, block)
+    with mock.patch.multiple(blocks, **limits), \
+            mock.patch.object(index_nodes, "MAX_SHAPES", 1 if small else index_nodes.MAX_SHAPES):
+        decide_distinct(strategy, sizes, steps, block, floors)
 
 
-def decide_distinct(strategy, sizes, steps, block):
+def decide_distinct(strategy, sizes, steps, block, floors="eager"):
     nodes = [{"name": f"n{at}", "resources": {"cpu": cpu / 10, "mem": mem / 10, "disk": 2}}
              for at, (cpu, mem) in enumerate(sizes)]
     rubric = {"cpu": 1, "mem": 0.5}
-    fast = make(strategy, nodes, rubric, True, block)
+    fast = make(strategy, nodes, rubric, True, block, floors=floors)
     reference = Reference(strategy, nodes, rubric)
     made = 0
     for kind, loads, rng in steps:
@@ -345,3 +352,128 @@ def test_nodes_that_move_to_another_block_decide_like_the_reference(strategy, si
         assert fast.attempt_assign_loads(batch) == reference.assign(batch)
         assert_same_state(fast, reference)
     check_index(fast)
+
+
+#: Three blocks of two small nodes, then two large nodes (load 2).
+FRONT = [{"name": f"n{at}", "resources": {"cpu": 2, "mem": 2} if at < 6 else
+          {"cpu": 8, "mem": 8}} for at in range(8)]
+
+
+def skips():
+    """Patch the search to record, per call, the ``skip`` it was given (the
+    blocks known to refuse its workload through the shape's floor)."""
+    given = []
+    real = first_in_class
+
+    def search(*args):
+        given.append(args[9] if len(args) > 9 else 0)  # (skip, after refused)
+        return real(*args)
+
+    return given, mock.patch.object(index_nodes, "first_in_class", search)
+
+
+def test_a_new_vector_starts_after_the_blocks_refusing_its_shapes_floor():
+    # (joint columns as in the library: none in so small a class, so the
+    # shape's plan entry, which keeps its floor, stands throughout)
+    fast = make("Prioritized", FRONT, {}, True, 2, joint="adaptive", floors="eager")
+    reference = Reference("Prioritized", FRONT, {})
+    given, patch = skips()
+    nodes = fast._index._classes[frozenset()]
+    shape = (("cpu", "mem"), frozenset())
+
+    def floor_now():
+        return dict(floors_of(fast._index, nodes))[shape]
+
+    def place(name, cpu, mem):
+        batch = [two(name, Decimal(cpu), Decimal(mem))]
+        answer = fast.attempt_assign_loads(batch)
+        assert answer == reference.assign(batch)
+        assert_same_state(fast, reference)
+        check_index(fast)
+        return answer[name]
+
+    with patch:
+        # Six equal workloads fill the six small nodes: the floor is their
+        # vector, and the first search found its run empty.
+        assert fast.attempt_assign_loads([two(f"w{at}", 2, 2) for at in range(6)]) == \
+            reference.assign([two(f"w{at}", 2, 2) for at in range(6)])
+        assert given[0] == 0 and floor_now().needed == (2, 2)
+        # A new vector, smaller: the floor is made again at its quantities,
+        # its run is the three full blocks, and the search starts after them.
+        assert place("a", "1.5", "1.5") == "n6"
+        assert given[-1] == 3 and floor_now().needed == (Decimal("1.5"),) * 2
+        # A larger new vector keeps the floor and its run.
+        floor = floor_now()
+        assert place("b", "1.7", "1.6") == "n6"
+        assert given[-1] == 3 and floor_now() is floor
+        # One smaller in one quantity lowers the floor in that one only.
+        assert place("c", "0.5", "3") == "n6"
+        assert given[-1] == 3
+        assert floor_now().needed == (Decimal("0.5"), Decimal("1.5"))
+        # A node of the first block gains room: the run is found again, empty.
+        fast.release_loads(["w0"])
+        reference.release(["w0"])
+        assert place("d", "1.1", "1.1") == "n0"
+        assert given[-1] == 0
+    # (a vector searched before starts from its own record, not the floor)
+    with patch:
+        assert place("e", "1.1", "1.1") == "n6" and given[-1] == 0
+
+
+def test_floors_wait_in_small_classes_and_after_short_runs():
+    calls = []
+    real = refusing_run
+
+    def counted(*args):
+        calls.append(real(*args))
+        return calls[-1]
+
+    fresh = iter(range(1, 1000))
+
+    def place(distributor, reference):
+        cpu = Decimal(next(fresh)) / 1000
+        batch = [two(f"w{cpu}", cpu, cpu)]
+        assert distributor.attempt_assign_loads(batch) == reference.assign(batch)
+
+    with mock.patch.object(index_nodes, "refusing_run", counted):
+        # The library's policy: a class of four blocks uses no floor.
+        fast = make("Prioritized", FRONT, {}, True, 2, floors="library")
+        reference = Reference("Prioritized", FRONT, {})
+        for _ in range(5):
+            place(fast, reference)
+        assert calls == []
+        # Floors in every class, a run extended at every search, but a run
+        # under two blocks sets them aside for three searches of new vectors.
+        with mock.patch.multiple(index_nodes, FLOOR_BLOCKS=0, FLOOR_PERIOD=1,
+                                 FLOOR_LEAST=2, FLOOR_IDLE=3):
+            fast = make("Prioritized", FRONT, {}, True, 2, floors="library")
+        reference = Reference("Prioritized", FRONT, {})
+        for _ in range(9):
+            place(fast, reference)
+        assert calls == [0, 0, 0]  # searches 1, 5 and 9
+        check_index(fast)
+
+
+def test_a_floor_run_read_back_is_found_again_once_a_block_leaves():
+    """A node leaving empties its block, and the blocks after it move up
+    one place without any block changing: the run kept is no longer the
+    same blocks, and is found again."""
+    nodes = [{"name": f"n{at}", "resources": {"cpu": 8 if at == 3 else 1}} for at in range(4)]
+    with mock.patch.multiple(index_nodes, FLOOR_BLOCKS=0, FLOOR_PERIOD=16, FLOOR_LEAST=0,
+                             FLOOR_IDLE=0):
+        fast = make("Prioritized", nodes, {}, True, 1, joint="adaptive", floors="library")
+    reference = Reference("Prioritized", nodes, {})
+    given, patch = skips()
+
+    def step(operation):
+        assert run(operation, fast) == run_reference(operation, reference), operation
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+    with patch:
+        step(("assign", [{"name": f"w{at}", "requirements": {"cpu": 1}} for at in range(3)]))
+        step(("assign", [{"name": "a", "requirements": {"cpu": Decimal("0.5")}}]))
+        assert fast.assignments["a"] == "n3" and given[-1] == 3  # (n0 to n2 are full)
+        step(("remove", ["n1"]))  # (its workload goes to n3)
+        step(("assign", [{"name": "b", "requirements": {"cpu": Decimal("0.6")}}]))
+    assert fast.assignments["b"] == "n3" and given[-1] == 2

@@ -41,8 +41,8 @@ import math
 from bisect import bisect_left
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
-__all__ = ["Block", "NodeClass", "Refused", "JointColumn", "OPEN", "NEG", "column_value",
-           "at_least"]
+__all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
+           "column_value", "at_least"]
 
 NEG = float("-inf")
 INF = float("inf")
@@ -144,6 +144,26 @@ class Refused:
         self.made_by = -1
 
 
+class Floor:
+    """The least quantities a class was searched for, per shape (kept by
+    the shape's plan entry, see :func:`.nodes.floor_run`): ``needed``, each
+    requirement the least of every new vector of the shape searched since
+    the floor was made; ``record``: the blocks from the first that refuse
+    ``needed`` (its :attr:`Refused.prefix` and stamps, and its sieve): every
+    vector of the shape asks at least as much of everything, and skips
+    them. ``countdown``: searches left before the run is extended again;
+    ``seen``: the class's clock and block count when the run was last
+    found standing (while neither moves, no block changed)."""
+
+    __slots__ = ("needed", "record", "countdown", "seen")
+
+    def __init__(self, needed: Tuple[Any, ...], blocks: int) -> None:
+        self.needed = needed
+        self.record = Refused(blocks)
+        self.countdown = 0
+        self.seen = (-1, -1)
+
+
 class NodeClass:
     """The nodes whose resources below zero at capacity are ``keys``, in order.
 
@@ -154,7 +174,7 @@ class NodeClass:
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
-                 "period", "trial", "patience", "tops", "scales", "seen", "scratch")
+                 "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -195,6 +215,8 @@ class NodeClass:
         # (the vectors searched for once, and the record their search writes)
         self.seen: Set[Tuple[Any, Tuple[Any, ...]]] = set()
         self.scratch = Refused()
+        # (searches of new vectors left before floors are used again)
+        self.floor_idle = 0
 
     def refused(self, shape: Any, needed: Tuple[Any, ...], keep: bool = False) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be

@@ -29,15 +29,15 @@ copies and pickles with its distributor.
 from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
-from operator import attrgetter
+from operator import attrgetter, lt
 from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol,
                     Sequence, Tuple)
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import NodeClass, at_least
-from .plans import FEW, Plan, joint_policy, make_plan, review_joint
-from .search import acceptable, first_among, first_in_class
+from .blocks import Floor, NodeClass, at_least
+from .plans import FEW, Entry, Plan, joint_policy, make_plan, review_joint
+from .search import acceptable, first_among, first_in_class, refusing_run
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
 
@@ -50,6 +50,28 @@ DEFAULT_LOAD = 64
 MOVING_LOAD = 40
 #: At most this many shapes' plans, and shapes proven to fit nowhere, kept.
 MAX_SHAPES = 4096
+#: Floors (see :func:`floor_run`) are used in classes of at least this many
+#: blocks only: a class of few blocks is scanned in no time.
+FLOOR_BLOCKS = 32
+#: A shape's floor run is extended at most once in this many searches of
+#: the shape while its stamps stand.
+FLOOR_PERIOD = 16
+#: A floor run shorter than this many blocks sets the class's floors aside
+#: for :data:`FLOOR_IDLE` searches of new vectors (a cluster that does not
+#: fill from the front, as with RoundRobin).
+FLOOR_LEAST = 2
+FLOOR_IDLE = 64
+
+FloorPolicy = Tuple[int, int, int, int]
+
+
+def floor_policy() -> FloorPolicy:
+    """(:data:`FLOOR_BLOCKS`, :data:`FLOOR_PERIOD`, :data:`FLOOR_LEAST`,
+    :data:`FLOOR_IDLE`) as they are now: an index keeps them from when it
+    is made."""
+    return FLOOR_BLOCKS, FLOOR_PERIOD, FLOOR_LEAST, FLOOR_IDLE
+
+
 #: Requirement vectors kept per shape proven to fit nowhere.
 MAX_FAILED = 4
 NO_GROUPS: FrozenSet[str] = frozenset()
@@ -123,6 +145,7 @@ class NodeIndex:
         self._plans: Dict[Shape, Plan] = {}
         self._nowhere: Dict[Shape, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
         self._joint = joint_policy()  # (when classes make joint columns)
+        self._floors = floor_policy()  # (when classes use their floors)
 
     def __len__(self) -> int:
         return len(self._home)
@@ -262,6 +285,7 @@ class NodeIndex:
         then searches as the one it replaces did, not with joint columns
         chosen afresh by whichever workload comes first. O(N x C)."""
         self._joint = other._joint
+        self._floors = other._floors
         for keys, nodes in self._classes.items():
             before = other._classes.get(keys)
             if before is None:
@@ -363,8 +387,24 @@ class NodeIndex:
                                   for key, value in workload.requirements.items()}
                     refused.sieve = entry.sieve(floats)
                     refused.made_by = entry.serial
-                found = first_in_class(nodes, refused.sieve, workload, groups,
-                                       low, high, shape, needed, refused)
+                # (a vector searched before starts from its own record, and
+                # a grouped one from the record of its vector without groups
+                # when that knows of refusing blocks; a search from a node on
+                # starts where the caller asked; and a class of few blocks is
+                # scanned in no time)
+                if refused is nodes.scratch and low is None \
+                        and len(nodes.blocks) >= self._floors[0] \
+                        and not (groups and _knows(nodes, shape, needed)):
+                    if nodes.floor_idle:
+                        nodes.floor_idle -= 1
+                        skip = 0
+                    else:
+                        skip = floor_run(nodes, entry, shape, needed, self._floors)
+                    found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
+                                           shape, needed, refused, skip)
+                else:
+                    found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
+                                           shape, needed, refused)
                 nodes.countdown -= 1
                 if not nodes.countdown and review_joint(nodes, workload.requirements,
                                                         workload.immunities, self._joint):
@@ -405,3 +445,56 @@ class NodeIndex:
         if len(known) >= MAX_FAILED:
             del known[0]
         known.append(tuple(requirements.values()))
+
+
+def _knows(nodes: NodeClass, shape: Shape, needed: Tuple[Decimal, ...]) -> bool:
+    """Whether the record of ``needed`` without groups knows of blocks that
+    refuse it from the first on. O(R)."""
+    plain = nodes.refusals.get((shape, needed))
+    return plain is not None and plain.prefix > 0
+
+
+def floor_run(nodes: NodeClass, entry: Entry, shape: Shape, needed: Tuple[Decimal, ...],
+              policy: FloorPolicy) -> int:
+    """How many blocks of ``nodes``, from the first, are known to refuse
+    every workload of ``shape`` (the entry's) asking at least ``needed`` of
+    everything: the run of blocks refusing the shape's
+    :class:`~.blocks.Floor`, lowered to ``needed`` first (made again, with
+    an empty run, where ``needed`` asks less of some requirement: the fit
+    rule only gets harder with larger requirements). In a cluster that
+    fills from the front (Prioritized), that run is most of the full nodes,
+    and a workload with quantities never seen before starts after it
+    instead of scanning them. The run is read back while it stands,
+    extended by :func:`~.search.refusing_run` once in
+    :data:`FLOOR_PERIOD` searches, and at once when a block of it changed;
+    a run shorter than :data:`FLOOR_LEAST` sets the class's floors aside
+    for :data:`FLOOR_IDLE` searches (``policy``: these, see
+    :func:`floor_policy`). O(R) mostly; O(P) in C, P blocks in the run,
+    after a change of the class."""
+    _, period, least, idle = policy
+    floor = entry.floor
+    if floor is None or any(map(lt, needed, floor.needed)):
+        if floor is not None:
+            needed = tuple(map(min, needed, floor.needed))
+        floor = entry.floor = Floor(needed, len(nodes.blocks))
+    record = floor.record
+    run = record.prefix
+    now = (nodes.clock, len(nodes.blocks))
+    if floor.countdown and (floor.seen == now or not run
+                            or record.stamps[:run] == nodes.versions[:run]):
+        floor.countdown -= 1
+    else:
+        if record.made_by != entry.serial:
+            record.sieve = entry.sieve({key: float(value)
+                                        for key, value in zip(shape[0], floor.needed)})
+            record.made_by = entry.serial
+        stamps = record.stamps
+        missing = len(nodes.blocks) - len(stamps)
+        if missing > 0:
+            stamps.extend([0] * missing)
+        floor.countdown = period - 1
+        run = refusing_run(nodes, record.sieve, record)
+    floor.seen = now
+    if run < least:
+        nodes.floor_idle = idle
+    return run

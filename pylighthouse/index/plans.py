@@ -16,7 +16,7 @@ from bisect import bisect_left
 from itertools import count
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from .blocks import LOWEST, OPEN, RATIOS, NodeClass
+from .blocks import Floor, LOWEST, OPEN, RATIOS, NodeClass
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
 
@@ -47,9 +47,10 @@ class Entry:
     threshold, or ``None`` for the workload's own requirement). ``wards``:
     the class's resources below zero that the shape neither asks for nor is
     immune to (a node must have offset them to zero or more), either way
-    (each has a column, for :meth:`closed`)."""
+    (each has a column, for :meth:`closed`). ``floor``: the shape's
+    :class:`~.blocks.Floor` in the class, once a search made it."""
 
-    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial")
+    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = ()):
@@ -61,6 +62,7 @@ class Entry:
         # (names this entry, unlike its id, for as long as the process runs:
         # a class keeps the sieves an entry made by this number)
         self.serial = next(_SERIALS)
+        self.floor: Optional[Floor] = None
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so

@@ -24,6 +24,11 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
 
+A vector never searched for before starts after the run of blocks that
+refuse its shape's *floor*, the least quantities of that shape searched
+for (:func:`.nodes.floor_run`, found by :func:`refusing_run`): in a
+cluster that fills from the front, the full nodes.
+
 A block whose nodes all said no (or were averse) is remembered for the
 workload's shape, aversion groups and requirements
 (:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
@@ -58,7 +63,7 @@ from ..fit import check_fit
 from ..model import Workload
 from .blocks import NodeClass, Refused
 
-__all__ = ["first_in_class", "first_among", "acceptable", "Sieve"]
+__all__ = ["first_in_class", "first_among", "acceptable", "refusing_run", "Sieve"]
 
 #: (column, threshold) pairs.
 Sieve = Sequence[Tuple[Any, float]]
@@ -102,13 +107,16 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                    groups: FrozenSet[str], low: Any, high: Any,
-                   shape: Any, needed: Tuple[Any, ...], refused: Refused) -> Optional[Any]:
+                   shape: Any, needed: Tuple[Any, ...], refused: Refused,
+                   skip: int = 0) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
     (the workload's requirement values) name what blocks remember refusing;
     ``refused`` is what ``nodes.refused`` gives for them and ``groups``
-    (the caller looks it up: it keeps the vector's sieve there).
+    (the caller looks it up: it keeps the vector's sieve there). The first
+    ``skip`` blocks are known to refuse the workload (its shape's floor,
+    see :func:`refusing_run`).
 
     With ``groups``, the blocks that refuse the same vector without groups
     are passed too (avoiding nodes only ever refuses more), and a block
@@ -148,6 +156,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 if write:
                     stamps[done:prefix] = versions[done:prefix]
                 done = prefix
+        if skip > done:  # (the shape's floor: given only for a search from the first)
+            if write:
+                stamps[done:skip] = versions[done:skip]
+            done = skip
     (lead, least), rest = sieve[0], sieve[1:NEAR]
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
@@ -256,6 +268,62 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
 
 
 _UNKNOWN = object()
+
+
+def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
+    """How many blocks of ``nodes``, from the first, hold no open node
+    meeting ``sieve`` (those whose floats pass its first :data:`NEAR`
+    pairs count as meeting it); the run is stamped in ``refused``, the
+    record of the vector the sieve was made for, and starts from its last
+    :attr:`~.blocks.Refused.prefix` while those stamps stand. A block of
+    the run refuses every workload of the vector's shape that asks at
+    least as much of everything (see :meth:`.blocks.NodeClass.floor`).
+
+    Cost: O(P) in C for a run of P blocks standing, then as a search that
+    looks inside blocks until the first meeting the sieve, where it stops
+    at its first node passing the floats, with no ``check_fit``.
+    """
+    blocks, versions, stamps = nodes.blocks, nodes.versions, refused.stamps
+    done = 0
+    prefix = refused.prefix
+    if prefix and stamps[:prefix] == versions[:prefix]:
+        done = prefix
+    (lead, least), rest = sieve[0], sieve[1:NEAR]
+    total = len(blocks)
+    if least <= nodes.tops[lead]:
+        candidates, bounded = _passing(nodes.bounds, sieve, done, versions,
+                                       stamps if refused.stamped else None)
+        both: Any = _UNKNOWN if nodes.joint is not None else None
+        for index in candidates:
+            for column, threshold in bounded:
+                if column[index] < threshold:
+                    break
+            else:
+                block = blocks[index]
+                frontier = block.frontier
+                if frontier and both is not None:
+                    if both is _UNKNOWN:
+                        both = _thresholds(nodes, sieve)
+                    if both is not None:
+                        xs, ys = frontier
+                        at = bisect_left(xs, both[0])
+                        if at == len(xs) or ys[at] < both[1]:
+                            continue  # (no node has enough of both)
+                cols = block.cols
+                others = [(cols[key], threshold) for key, threshold in rest]
+                for position in compress(count(), map(ge, cols[lead], repeat(least))):
+                    for column, threshold in others:
+                        if column[position] < threshold:
+                            break
+                    else:
+                        total = index  # (a node meets the sieve: the run ends here)
+                        break
+                if total == index:
+                    break
+    refused.stamped = True
+    stamps[done:total] = versions[done:total]
+    refused.prefix = total
+    return total
 
 
 def _thresholds(nodes: NodeClass, sieve: Sieve) -> Optional[Tuple[float, float]]:
