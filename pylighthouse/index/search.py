@@ -277,7 +277,7 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     record of the vector the sieve was made for, and starts from its last
     :attr:`~.blocks.Refused.prefix` while those stamps stand. A block of
     the run refuses every workload of the vector's shape that asks at
-    least as much of everything (see :meth:`.blocks.NodeClass.floor`).
+    least as much of everything (see :func:`.nodes.floor_run`).
 
     Cost: O(P) in C for a run of P blocks standing, then as a search that
     looks inside blocks until the first meeting the sieve, where it stops
