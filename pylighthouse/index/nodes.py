@@ -387,6 +387,7 @@ class NodeIndex:
                                   for key, value in workload.requirements.items()}
                     refused.sieve = entry.sieve(floats)
                     refused.made_by = entry.serial
+                skip = 0
                 # (a vector searched before starts from its own record, and
                 # a grouped one from the record of its vector without groups
                 # when that knows of refusing blocks; a search from a node on
@@ -397,14 +398,10 @@ class NodeIndex:
                         and not (groups and _knows(nodes, shape, needed)):
                     if nodes.floor_idle:
                         nodes.floor_idle -= 1
-                        skip = 0
                     else:
                         skip = floor_run(nodes, entry, shape, needed, self._floors)
-                    found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
-                                           shape, needed, refused, skip)
-                else:
-                    found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
-                                           shape, needed, refused)
+                found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
+                                       shape, needed, refused, skip)
                 nodes.countdown -= 1
                 if not nodes.countdown and review_joint(nodes, workload.requirements,
                                                         workload.immunities, self._joint):

@@ -203,18 +203,15 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if frontier and both is not None:
             if both is _UNKNOWN:
                 both = _thresholds(nodes, sieve)
-            if both is not None:
-                xs, ys = frontier
-                at = bisect_left(xs, both[0])
-                if at == len(xs) or ys[at] < both[1]:
-                    # No node has enough of both: the whole block refuses.
-                    if write:
-                        stamps[index] = versions[index]
-                    if plain_stamps is not None:
-                        plain_stamps[index] = versions[index]
-                    if first == 0 and offset == 0:
-                        refused.prefix = done
-                    continue
+            if both is not None and short_of_both(frontier, both):
+                # No node has enough of both: the whole block refuses.
+                if write:
+                    stamps[index] = versions[index]
+                if plain_stamps is not None:
+                    plain_stamps[index] = versions[index]
+                if first == 0 and offset == 0:
+                    refused.prefix = done
+                continue
         looked = True
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
@@ -304,11 +301,8 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
                 if frontier and both is not None:
                     if both is _UNKNOWN:
                         both = _thresholds(nodes, sieve)
-                    if both is not None:
-                        xs, ys = frontier
-                        at = bisect_left(xs, both[0])
-                        if at == len(xs) or ys[at] < both[1]:
-                            continue  # (no node has enough of both)
+                    if both is not None and short_of_both(frontier, both):
+                        continue  # (no node has enough of both)
                 cols = block.cols
                 others = [(cols[key], threshold) for key, threshold in rest]
                 for position in compress(count(), map(ge, cols[lead], repeat(least))):
@@ -324,6 +318,15 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     stamps[done:total] = versions[done:total]
     refused.prefix = total
     return total
+
+
+def short_of_both(frontier: Tuple[List[float], ...], both: Tuple[float, float]) -> bool:
+    """Whether no node of a block with this frontier (see
+    :meth:`~.blocks.NodeClass.frontier`) has at least both thresholds of
+    ``both``. O(log L)."""
+    xs, ys = frontier
+    at = bisect_left(xs, both[0])
+    return at == len(xs) or ys[at] < both[1]
 
 
 def _thresholds(nodes: NodeClass, sieve: Sieve) -> Optional[Tuple[float, float]]:
