@@ -20,7 +20,7 @@ from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
 from .fit import check_fit
 from .index import NodeOrder
 from .model import Node, Workload
-from .quantities import INFINITY, ZERO, from_json_quantity, to_json_quantity
+from .quantities import EXACT, INFINITY, ZERO, from_json_quantity, to_json_quantity
 from .rubric import Rubric
 
 __all__ = ["BestFitDistributor", "RARE", "SHARES", "SLACK"]
@@ -139,6 +139,31 @@ def asked_for(loads: Iterable[Workload],
     return asked
 
 
+class _Room:
+    """Per resource, the room above zero of a set of nodes, summed exactly:
+    finite quantities added under :data:`~pylighthouse.quantities.EXACT`,
+    infinite ones counted (an infinite room taken back out of a sum would
+    leave no number). O(1) a quantity."""
+
+    __slots__ = ("finite", "infinite")
+
+    def __init__(self) -> None:
+        self.finite: Dict[str, Decimal] = {}
+        self.infinite: Counter[str] = Counter()
+
+    def add(self, rooms: Mapping[str, Decimal], sign: int) -> None:
+        """Add (``sign`` 1) or take out (-1) ``rooms`` (quantities above
+        zero, by resource)."""
+        finite = self.finite
+        for key, here in rooms.items():
+            if here == INFINITY:
+                self.infinite[key] += sign
+            elif sign > 0:
+                finite[key] = EXACT.add(finite.get(key, ZERO), here)
+            else:
+                finite[key] = EXACT.subtract(finite[key], here)
+
+
 class BestFitDistributor(Distributor):
     """Places each workload on the node with the least room left where it fits.
 
@@ -224,8 +249,14 @@ class BestFitDistributor(Distributor):
 
     Cost: a call whose workloads all have the same dominant share, whose
     first order misses few more than the forced count, or places
-    everything on few enough new nodes costs one placement per workload
-    (and O(N x R + W log W) to count the forced misses or the bound). One
+    everything on few enough new nodes costs one placement per workload,
+    and O(W x R + W log W) to count the forced misses or the bound: the
+    distributor keeps, per resource, the room above zero of the open nodes
+    and of those holding workloads, summed, and brings the sums up to date
+    from the nodes changed since they were last read (O(R) each), so a
+    small call on a large cluster does not read every node. Only a call
+    asking more of a resource than the nodes holding workloads have left
+    reads the nodes holding none (O(N x R + N log N)) for its bound. One
     that leaves workloads out otherwise also costs the second placement,
     which stops once it has missed as many workloads as the first: on a
     copy of the state before the call when that state holds no more nodes
@@ -248,6 +279,7 @@ class BestFitDistributor(Distributor):
 
     strategy = "BestFit"
     _resumable = True
+    _logs_changes = True
 
     def __init__(self, nodes: Iterable[NodeLike] = (),
                  rubric: Optional[RubricLike] = None):
@@ -257,6 +289,14 @@ class BestFitDistributor(Distributor):
         self._joined_count = 0
         self._counted: Dict[str, Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]] = {}
         self._scale: Optional[Dict[str, Fraction]] = None
+        # The room above zero of the open nodes, and of those of them
+        # holding workloads, summed: the bounds of a call read these sums
+        # instead of every node (see :meth:`_room_sums`). The sums catch up
+        # with the nodes changed since (the distributor logs their names)
+        # when read, from what each node was counted with (its mark).
+        self._open_room = _Room()
+        self._held_room = _Room()
+        self._room_marks: Dict[str, Tuple[bool, Dict[str, Decimal]]] = {}
         super().__init__(nodes)
 
     @classmethod
@@ -379,7 +419,8 @@ class BestFitDistributor(Distributor):
         # a resource forces: not worth a second placement of the call when
         # they are few (all or nothing: when there is any).
         slack = 0 if all_or_nothing else len(loads) // SLACK
-        if missed > slack and missed - self._fewest_misses(loads, before, kept) > slack:
+        if missed > slack and missed - self._fewest_misses(loads, before, kept,
+                                                           missed - slack) > slack:
             smallest = sorted(range(len(loads)), key=ranks.__getitem__)
             # The same order again (all shares equal) would place the same.
             if smallest != largest:
@@ -458,34 +499,41 @@ class BestFitDistributor(Distributor):
         had left of it (above zero), must come from nodes that held none, at
         least as many of them as it takes to cover it, the largest first.
         The largest such count over the resources; cordoned nodes take
-        nothing. Cost: O(N x R + W x R + N log N per resource asked)."""
+        nothing.
+        Cost: O(W x R + C x R) for C nodes the call changed so far, and
+        O(N x R + N log N) per resource asked more of than the nodes
+        holding workloads had left."""
         asked = asked_for(loads)
         placed = Counter(slot.name for _, slot in kept)
+        held = self._room_sums(asked, before, placed)
+        # (what the nodes holding workloads had left of a resource mostly
+        # covers the call's demand: only the others are read one by one)
+        short = {key: needed for key, needed in
+                 ((key, sum(needs, ZERO) - held[key]) for key, needs in asked.items())
+                 if needed > ZERO}
         fewest = 0
-        for key, rooms in self._rooms_before(asked, before).items():
-            needed = sum(asked[key], ZERO)
-            empty: List[Decimal] = []
-            for slot, here in rooms:
-                if len(slot.workloads) > placed[slot.name]:
-                    needed -= here  # a node that held workloads before
-                else:
-                    empty.append(here)
+        for key, rooms in self._rooms_before(short, before).items():
+            needed = short[key]
             count = 0
-            if needed > ZERO:
-                for here in sorted(empty, reverse=True):
-                    count += 1
-                    needed -= here
-                    if needed <= ZERO:
-                        break
+            for here in sorted((here for slot, here in rooms
+                                if len(slot.workloads) <= placed[slot.name]), reverse=True):
+                count += 1
+                needed -= here
+                if needed <= ZERO:
+                    break
             fewest = max(fewest, count)
         return fewest
 
     def _fewest_misses(self, loads: List[Workload],
                        before: Mapping[str, Mapping[str, Decimal]],
-                       kept: Sequence[Tuple[Workload, _Slot]] = ()) -> int:
+                       kept: Sequence[Tuple[Workload, _Slot]] = (),
+                       enough: Optional[int] = None) -> int:
         """How many of ``loads`` find no node in any order, at least, from the
         state before the call (``before``: what the nodes the call changed
         so far had left before it; ``kept``: the call's placements so far).
+        With ``enough``, a count of at least ``enough`` may be returned as
+        soon as one is known (the caller asks only whether it reaches it):
+        the stranded workloads alone, when they are enough.
 
         The workloads :meth:`_stranded` finds, plus, among the others, per
         resource of :func:`asked_for`: the workloads asking for it can take
@@ -494,9 +542,9 @@ class BestFitDistributor(Distributor):
         nothing the call places gives any back): at least as many of them
         as must be dropped, largest first, to bring their demand within that
         sum find no node. The largest such count over the resources.
-        Cost: O(N x R + W x R + W log W), and a ``check_fit`` per node
-        bearing the rare resource of each workload left out so far that
-        asks for one."""
+        Cost: O(W x R + W log W + C x R) for C nodes the call changed so
+        far, and a ``check_fit`` per node bearing the rare resource of each
+        workload left out so far that asks for one."""
         negative: Set[str] = set()
         asked = asked_for(loads, negative)
         placed = {load.name for load, _ in kept}
@@ -506,10 +554,12 @@ class BestFitDistributor(Distributor):
         if stranded:
             asked = asked_for([load for load in loads if load.name not in stranded])
         fewest = len(stranded)
+        if enough is not None and fewest >= enough:
+            return fewest
         most = 0
-        for key, rooms in self._rooms_before(asked, before).items():
-            left = sum((here for _, here in rooms), ZERO)
-            needs = asked[key]
+        lefts = self._room_sums(asked, before)
+        for key, needs in asked.items():
+            left = lefts[key]
             demand = sum(needs, ZERO)
             if demand <= left:
                 continue  # (none dropped: no need to sort)
@@ -530,39 +580,86 @@ class BestFitDistributor(Distributor):
         what the nodes the call changed so far had left before it). When no
         workload of the call asks less than zero of anything, such a
         workload finds no node in any order: in a call, nodes only lose room.
-        Cost: O(N x R) and a ``check_fit`` per node bearing the rare
-        resource of each candidate that asks for one; O(C) when no
-        candidate asks for a resource rarer than every resource of some
-        node."""
+        Any node that takes such a workload bears every resource it asks
+        for, so the bearers of any one of them decide; the rarest are read.
+        Cost: O(C x R + K x A) for K classes of the node index and A
+        resources asked, and a ``check_fit`` per node bearing the rare
+        resource of each candidate that asks for one (O(N x R) for the
+        bearers without the index, while a trial is undone in bulk)."""
         wanted = {key for load in candidates for key in load.requirements}
         if not wanted:
             return set()
-        bearers: Dict[str, List[_Slot]] = {key: [] for key in wanted}
-        for slot in self._slots.values():
-            for key in slot.node.resources:
-                found = bearers.get(key)
-                if found is not None:
-                    found.append(slot)
+        index = self._index
+        counts: Dict[str, int]
+        bearers: Dict[str, List[_Slot]] = {}
+        if index is not None:
+            counts = {key: index.bearer_count(key) for key in wanted}
+        else:
+            bearers = {key: [] for key in wanted}
+            for slot in self._slots.values():
+                for key in slot.node.resources:
+                    found = bearers.get(key)
+                    if found is not None:
+                        found.append(slot)
+            counts = {key: len(found) for key, found in bearers.items()}
         stranded = set()
         for load in candidates:
             if not load.requirements:
                 continue
-            rare = min((bearers[key] for key in load.requirements), key=len)
-            if len(rare) <= RARE and not any(
-                    not slot.cordoned
-                    and check_fit(before.get(slot.name, slot.remaining), load) is None
-                    for slot in rare):
+            rarest = min(load.requirements, key=counts.__getitem__)
+            if counts[rarest] > RARE:
+                continue
+            rare = bearers.get(rarest)
+            if rare is None:
+                assert index is not None  # (without it, every list is made above)
+                rare = bearers[rarest] = index.bearers(rarest)
+            if not any(not slot.cordoned
+                       and check_fit(before.get(slot.name, slot.remaining), load) is None
+                       for slot in rare):
                 stranded.add(load.name)
         return stranded
+
+    def _room_sums(self, keys: Iterable[str], before: Mapping[str, Mapping[str, Decimal]],
+                   placed: Optional[Mapping[str, int]] = None) -> Dict[str, Decimal]:
+        """Per resource of ``keys``, what the open nodes had left of it
+        above zero before the call, summed; with ``placed`` (the call's
+        placements per node), only over the nodes that held workloads before
+        it. ``before``: the remaining quantities before the call of the
+        nodes it changed so far (open, and holding workloads now). Read from
+        the sums kept as nodes change, corrected for those nodes.
+        Cost: O((C + 1) x R) for C nodes in ``before``."""
+        keys = list(keys)
+        self._catch_up_room()
+        room = self._open_room if placed is None else self._held_room
+        finite = {key: room.finite.get(key, ZERO) for key in keys}
+        infinite = {key: room.infinite[key] for key in keys}
+        for name, was in before.items():
+            slot = self._slots[name]
+            now = slot.remaining
+            held = placed is None or len(slot.workloads) > placed[name]
+            for key in keys:
+                if key not in now:
+                    continue
+                for here, sign in ((now[key], -1), (was[key], 1 if held else 0)):
+                    if sign and here > ZERO:
+                        if here == INFINITY:
+                            infinite[key] += sign
+                        elif sign > 0:
+                            finite[key] = EXACT.add(finite[key], here)
+                        else:
+                            finite[key] = EXACT.subtract(finite[key], here)
+        return {key: INFINITY if infinite[key] > 0 else finite[key] for key in keys}
 
     def _rooms_before(self, keys: Iterable[str], before: Mapping[str, Mapping[str, Decimal]],
                       ) -> Dict[str, List[Tuple[_Slot, Decimal]]]:
         """Per resource of ``keys``, each open node that has it with what it
         had left of it before the call (``before``: the remaining quantities
         before the call of the nodes it changed so far), where that was
-        above zero. Cost: O(N x R)."""
+        above zero. Cost: O(N x R), nothing without ``keys``."""
         keys = list(keys)
         rooms: Dict[str, List[Tuple[_Slot, Decimal]]] = {key: [] for key in keys}
+        if not keys:
+            return rooms
         for slot in self._slots.values():
             if slot.cordoned:
                 continue
@@ -657,6 +754,31 @@ class BestFitDistributor(Distributor):
         self._scale = None
         self._counted.pop(slot.name, None)
         self._sequence_numbers.pop(slot.name, None)
+
+    def _catch_up_room(self) -> None:
+        """Bring the sums of room up to date: the mark of each node changed
+        since taken out, and the node, if still here and open, counted as it
+        is now. O(R) a node changed since the last catch-up."""
+        changed = self._changed_nodes
+        assert changed is not None  # (BestFit logs them)
+        marks, slots = self._room_marks, self._slots
+        for name in changed:
+            mark = marks.pop(name, None)
+            if mark is not None:
+                self._count_room(mark, -1)
+            slot = slots.get(name)
+            if slot is not None and not slot.cordoned:
+                mark = marks[name] = (bool(slot.workloads),
+                                      {key: here for key, here in slot.remaining.items()
+                                       if here > ZERO})
+                self._count_room(mark, 1)
+        changed.clear()
+
+    def _count_room(self, mark: Tuple[bool, Dict[str, Decimal]], sign: int) -> None:
+        held, rooms = mark
+        self._open_room.add(rooms, sign)
+        if held:
+            self._held_room.add(rooms, sign)
 
     def _settings(self) -> Dict[str, Any]:
         if self._rubric is None:

@@ -288,6 +288,11 @@ class Distributor:
     #: Nodes per block of the index, ``None`` for the index's own choice
     #: (tests make it small to exercise splits).
     _index_load: ClassVar[Optional[int]] = None
+    #: Whether to log the names of the nodes that change (their room, their
+    #: workloads, their cordon; joining, leaving) in ``_changed_nodes``,
+    #: for a strategy that keeps sums over its nodes and brings them up to
+    #: date when it reads them (BestFit).
+    _logs_changes: ClassVar[bool] = False
     #: Whether a search may resume an earlier one of the same pass
     #: (:class:`_Pass`): worth it where nodes move in the order as they
     #: fill (BinPack, BestFit), which resets what the index remembers of
@@ -312,6 +317,7 @@ class Distributor:
         self._group_nodes: Dict[str, Counter[str]] = {}
         self._index: Optional[NodeIndex] = \
             NodeIndex(self._index_order(), self._index_load) if self._indexed else None
+        self._changed_nodes: Optional[Dict[str, None]] = {} if self._logs_changes else None
         with paused():
             self._join(self._accept_nodes(nodes))
 
@@ -904,6 +910,8 @@ class Distributor:
             if slot not in journal.slots:
                 journal.touch(slot)
             journal.added[workload.name] = None
+        if self._changed_nodes is not None:
+            self._changed_nodes[slot.name] = None
         remaining = slot.remaining
         before = {}
         grew = False  # (a negative requirement gives room)
@@ -935,6 +943,8 @@ class Distributor:
         if not keep_entry:
             del self._where[name]
         workload = slot.workloads.pop(name)
+        if self._changed_nodes is not None:
+            self._changed_nodes[slot.name] = None
         remaining = slot.remaining
         before = {}
         grew = False  # (a positive requirement given back)
@@ -962,6 +972,8 @@ class Distributor:
             if self._journal is not None:
                 self._journal.joined[node.name] = None
             self._slots[node.name] = slot
+            if self._changed_nodes is not None:
+                self._changed_nodes[node.name] = None
             if self._index is not None:
                 self._index.add(slot)
             self._joined(slot)
@@ -971,6 +983,8 @@ class Distributor:
         if journal is not None and journal.order is None:
             journal.order = journal.leaving(self._slots, journal.joined)
         self._leaving(slot)
+        if self._changed_nodes is not None:
+            self._changed_nodes[slot.name] = None
         if self._index is not None:
             self._index.remove(slot)
         del self._slots[slot.name]
@@ -980,6 +994,8 @@ class Distributor:
             if self._journal is not None:
                 self._journal.touch(slot)
             slot.cordoned = cordoned
+            if self._changed_nodes is not None:
+                self._changed_nodes[slot.name] = None
             if self._index is not None:
                 self._index.cordoned(slot)
 
@@ -1012,6 +1028,8 @@ class Distributor:
             for group, count in slot.groups.items():
                 self._group_nodes.setdefault(group, Counter())[slot.name] = count
         self._recall(journal.memento)
+        if self._changed_nodes is not None:
+            self._changed_nodes.update(dict.fromkeys(self._slots))
         if self._index is not None:
             self._index = self._indexed_again()
 

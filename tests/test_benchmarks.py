@@ -192,6 +192,17 @@ def test_the_matrix_keeps_every_run_of_a_figure(capsys):
     assert row["plain_per_s"] == pytest.approx(sorted(row["plain_runs_per_s"])[1])
 
 
+def test_a_tiny_small_calls_run_times_every_strategy_and_call_size(capsys):
+    import calls
+    rows = calls.main(["--sizes", "30x200", "--calls", "1", "7", "--mixes", "types", "all",
+                       "--placed", "20"])
+    assert [(row["mix"], row["call"], row["strategy"]) for row in rows] == [
+        (mix, call, strategy) for mix in ("types", "all") for call in (1, 7)
+        for strategy in ("Prioritized", "RoundRobin", "BinPack", "BestFit")]
+    assert all(row["us_per_workload"] > 0 for row in rows)
+    assert "| BestFit |" in capsys.readouterr().out
+
+
 def test_the_matrix_runs_every_strategy_by_default(capsys):
     import matrix
     rows = matrix.main(["--sizes", "30x200", "--mixes", "types"])

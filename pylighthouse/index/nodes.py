@@ -258,6 +258,16 @@ class NodeIndex:
         nodes = self._home[slot.name]
         nodes.renew(nodes.locate(slot.key)[0])
 
+    def bearer_count(self, key: str) -> int:
+        """How many nodes have resource ``key`` (any quantity, cordoned
+        ones too). O(K) for K classes."""
+        return sum(len(nodes.bearers.get(key, ())) for nodes in self._classes.values())
+
+    def bearers(self, key: str) -> List[Any]:
+        """The nodes that have resource ``key`` (any quantity, cordoned
+        ones too), in no particular order. O(K + B) for B of them."""
+        return [slot for nodes in self._classes.values() for slot in nodes.bearers.get(key, ())]
+
     # ------------------------------------------------------------- search
 
     def first_fit(self, workload: Workload, groups: FrozenSet[str] = NO_GROUPS,
