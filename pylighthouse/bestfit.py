@@ -582,8 +582,8 @@ class BestFitDistributor(Distributor):
         workload finds no node in any order: in a call, nodes only lose room.
         Any node that takes such a workload bears every resource it asks
         for, so the bearers of any one of them decide; the rarest are read.
-        Cost: O(C x R + K x A) for K classes of the node index and A
-        resources asked, and a ``check_fit`` per node bearing the rare
+        Cost: O(W x R + K x A) for W candidates, K classes of the node index
+        and A resources asked, and a ``check_fit`` per node bearing the rare
         resource of each candidate that asks for one (O(N x R) for the
         bearers without the index, while a trial is undone in bulk)."""
         wanted = {key for load in candidates for key in load.requirements}
