@@ -107,15 +107,25 @@ def _nearest(part: Fraction) -> float:
         return math.inf if part > 0 else -math.inf
 
 
-def asked_for(loads: Iterable[Workload],
-              negative: Optional[Set[str]] = None) -> Dict[str, List[Decimal]]:
+def asks_below_zero(loads: Iterable[Workload]) -> bool:
+    """Whether some workload of ``loads`` asks less than zero of a resource.
+    O(W x R), each requirement map shared by workloads read once."""
+    seen: Set[int] = set()
+    for load in loads:
+        requirements = load.requirements
+        if id(requirements) not in seen:  # (the maps stay alive in ``loads``)
+            seen.add(id(requirements))
+            if any(needed < ZERO for needed in requirements.values()):
+                return True
+    return False
+
+
+def asked_for(loads: Iterable[Workload]) -> Dict[str, List[Decimal]]:
     """Per resource that no workload of ``loads`` asks less than zero of,
     what each workload asking more than zero of it (and not immune to it)
-    asks, in order; ``negative``, if given, gets the resources some
-    workload asks less than zero of. Cost: O(W x R)."""
+    asks, in order. Cost: O(W x R)."""
     asked: Dict[str, List[Decimal]] = {}
-    if negative is None:
-        negative = set()
+    negative: Set[str] = set()
     # Workloads read from the same numbers share one requirement map: what
     # such a map asks, for the same immunities, is sorted out once.
     known: Dict[Tuple[int, FrozenSet[str]], List[Tuple[List[Decimal], Decimal]]] = {}
@@ -545,17 +555,15 @@ class BestFitDistributor(Distributor):
         Cost: O(W x R + W log W + C x R) for C nodes the call changed so
         far, and a ``check_fit`` per node bearing the rare resource of each
         workload left out so far that asks for one."""
-        negative: Set[str] = set()
-        asked = asked_for(loads, negative)
         placed = {load.name for load, _ in kept}
         # (a workload asking less than zero of something could give a node room)
-        stranded = set() if negative else self._stranded(
+        stranded = set() if asks_below_zero(loads) else self._stranded(
             [load for load in loads if load.name not in placed], before)
-        if stranded:
-            asked = asked_for([load for load in loads if load.name not in stranded])
         fewest = len(stranded)
         if enough is not None and fewest >= enough:
             return fewest
+        asked = asked_for([load for load in loads if load.name not in stranded]
+                          if stranded else loads)
         most = 0
         lefts = self._room_sums(asked, before)
         for key, needs in asked.items():
