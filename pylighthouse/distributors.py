@@ -1247,8 +1247,11 @@ class BinPackDistributor(Distributor):
             if size is None:
                 size = scores[id(requirements)] = score(requirements)
             groups.setdefault(size, []).append(load)
-        return [load for size in sorted(groups, reverse=True)
-                for load in sorted(groups[size], key=_NAME)]
+        ordered: List[Workload] = []
+        for size in sorted(groups, reverse=True):
+            group = groups[size]  # (of one workload when each brings its own quantities)
+            ordered.extend(group if len(group) == 1 else sorted(group, key=_NAME))
+        return ordered
 
     def _settings(self) -> Dict[str, Any]:
         return {"rubric": {key: to_json_quantity(weight)

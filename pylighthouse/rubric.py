@@ -66,9 +66,20 @@ class Rubric:
         Cost: O(min(len(quantities), number of weights)).
         """
         total = ZERO
+        weights = self.weights
         try:
-            for _, weight, quantity in self._terms(quantities):
-                total = _ADD(total, _MULTIPLY(weight, quantity))
+            # (read from the smaller side, as :meth:`_terms` does, without
+            # making its list: BinPack scores every new requirement map)
+            if len(weights) <= len(quantities):
+                for key, weight in weights.items():
+                    quantity = quantities.get(key)
+                    if quantity is not None:
+                        total = _ADD(total, _MULTIPLY(weight, quantity))
+            else:
+                for key, quantity in quantities.items():
+                    factor = weights.get(key)
+                    if factor is not None:
+                        total = _ADD(total, _MULTIPLY(factor, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
         except (TypeError, AttributeError):  # plain numbers, or not numbers at all
