@@ -173,6 +173,18 @@ class _Room:
             else:
                 finite[key] = EXACT.subtract(finite[key], here)
 
+    def part(self, keys: Iterable[str]) -> "_Room":
+        """A copy of the sums of ``keys``. O(len(keys))."""
+        part = _Room()
+        for key in keys:
+            part.finite[key] = self.finite.get(key, ZERO)
+            part.infinite[key] = self.infinite[key]
+        return part
+
+    def total(self, key: str) -> Decimal:
+        """The room of ``key`` summed (infinite when some node's is)."""
+        return INFINITY if self.infinite[key] > 0 else self.finite.get(key, ZERO)
+
 
 class BestFitDistributor(Distributor):
     """Places each workload on the node with the least room left where it fits.
@@ -638,25 +650,15 @@ class BestFitDistributor(Distributor):
         Cost: O((C + 1) x R) for C nodes in ``before``."""
         keys = list(keys)
         self._catch_up_room()
-        room = self._open_room if placed is None else self._held_room
-        finite = {key: room.finite.get(key, ZERO) for key in keys}
-        infinite = {key: room.infinite[key] for key in keys}
+        room = (self._open_room if placed is None else self._held_room).part(keys)
         for name, was in before.items():
             slot = self._slots[name]
             now = slot.remaining
-            held = placed is None or len(slot.workloads) > placed[name]
-            for key in keys:
-                if key not in now:
-                    continue
-                for here, sign in ((now[key], -1), (was[key], 1 if held else 0)):
-                    if sign and here > ZERO:
-                        if here == INFINITY:
-                            infinite[key] += sign
-                        elif sign > 0:
-                            finite[key] = EXACT.add(finite[key], here)
-                        else:
-                            finite[key] = EXACT.subtract(finite[key], here)
-        return {key: INFINITY if infinite[key] > 0 else finite[key] for key in keys}
+            mine = [key for key in keys if key in now]
+            room.add({key: now[key] for key in mine if now[key] > ZERO}, -1)
+            if placed is None or len(slot.workloads) > placed[name]:
+                room.add({key: was[key] for key in mine if was[key] > ZERO}, 1)
+        return {key: room.total(key) for key in keys}
 
     def _rooms_before(self, keys: Iterable[str], before: Mapping[str, Mapping[str, Decimal]],
                       ) -> Dict[str, List[Tuple[_Slot, Decimal]]]:

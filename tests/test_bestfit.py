@@ -339,13 +339,18 @@ def test_all_or_nothing_that_neither_order_places_leaves_the_state_as_it_was(ear
     assert len(distributor.assignments) == earlier
 
 
+#: 8 cpu and 8 mem on SQUARES: largest first opens three nodes, the order
+#: given two.
+MIXED_CALL = [{"name": "a", "requirements": {"cpu": 1, "mem": 2}},
+              {"name": "b", "requirements": {"cpu": 1, "mem": 1}},
+              {"name": "c", "requirements": {"cpu": 2, "mem": 2}},
+              {"name": "d", "requirements": {"cpu": 2, "mem": 1}},
+              {"name": "e", "requirements": {"cpu": 2, "mem": 2}}]
+
+
 @pytest.mark.parametrize("all_or_nothing", [False, True])
 def test_a_call_on_more_new_nodes_than_needed_is_tried_in_the_order_given(all_or_nothing):
-    loads = [{"name": "a", "requirements": {"cpu": 1, "mem": 2}},
-             {"name": "b", "requirements": {"cpu": 1, "mem": 1}},
-             {"name": "c", "requirements": {"cpu": 2, "mem": 2}},
-             {"name": "d", "requirements": {"cpu": 2, "mem": 1}},
-             {"name": "e", "requirements": {"cpu": 2, "mem": 2}}]
+    loads = MIXED_CALL
     # 8 cpu and 8 mem asked: at least two nodes. Largest first (a, c, d, e,
     # then b) fills n0's mem with a and c, d and e go to n1 and b, the
     # smallest, needs a third node. In the order given the five fill two.
@@ -524,11 +529,7 @@ def test_a_call_undone_by_a_failure_halfway_leaves_the_room_sums_right():
     # sums for its new-node bound (bringing them up to date). A failure
     # right after (an interrupt, say) puts every node back as it was before
     # the call, past the marks the read left: the sums the bounds read follow.
-    loads = [{"name": "a", "requirements": {"cpu": 1, "mem": 2}},
-             {"name": "b", "requirements": {"cpu": 1, "mem": 1}},
-             {"name": "c", "requirements": {"cpu": 2, "mem": 2}},
-             {"name": "d", "requirements": {"cpu": 2, "mem": 1}},
-             {"name": "e", "requirements": {"cpu": 2, "mem": 2}}]
+    loads = MIXED_CALL
     distributor = BestFitDistributor.from_list(SQUARES)
     untouched = copy.deepcopy(distributor)
     assert_room_sums(distributor)
