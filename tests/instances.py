@@ -17,6 +17,13 @@ tenths = st.integers(0, 40).map(lambda n: n / 10)  # 0.0 .. 4.0 as floats
 amounts = st.one_of(st.integers(0, 12), tenths, st.integers(0, 12).map(Decimal))
 
 
+def picked(values):
+    """sampled_from, without hypothesis writing a repr of every value (some
+    cannot be written: ints of more than 4,300 digits; hypothesis writes its
+    strategies out, in a note, when a draw is given up)."""
+    return st.integers(0, len(values) - 1).map(lambda index: values[index])
+
+
 @st.composite
 def node_specs(draw, name):
     resources = {key: draw(amounts) for key in RESOURCES if draw(st.booleans()) or key == "cpu"}

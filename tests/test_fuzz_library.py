@@ -28,6 +28,7 @@ from pylighthouse import (BinPackDistributor, Distributor, LighthouseException, 
                           PrioritizedDistributor, Rubric, Workload, check_fit,
                           plan_scale_down, plan_scale_up)
 from pylighthouse.errors import SHOWN_LIMIT
+from instances import picked
 from test_copies import build, strategy_names
 from test_lifecycle import check_books
 
@@ -65,12 +66,6 @@ if numpy is not None:
     SPECIAL += [numpy.float32(0.5), numpy.float32("nan"), numpy.float64(0.1), numpy.int64(3),
                 numpy.float16(0.25), numpy.longdouble(0.1), numpy.bool_(True),
                 numpy.float32("inf"), numpy.array([1.0])]
-
-
-def picked(values):
-    """sampled_from, without hypothesis writing a repr of every value (some
-    cannot be written: ints of more than 4,300 digits)."""
-    return st.integers(0, len(values) - 1).map(lambda index: values[index])
 
 
 scalars = st.one_of(
