@@ -16,6 +16,9 @@ and changes one thing:
 * ``decimals``: capacities and requirements with two decimal digits;
 * ``hostname``: every node bears its own tag ``host-<name>`` (capacity 0);
 * ``pinned``: ``hostname``, and 1 workload in 10 asks for one node's tag;
+* ``kinds``: nine more kinds of counted resource (devices, licences), each
+  on about 3 nodes in 10 (1 to 49 of it), and 3 workloads in 4 asking for
+  one to three kinds (1 to 3 of each): no two kinds sit on the same nodes;
 * ``all``: shapes, scarce, groups40, decimals and pinned together, with a
   ward on 1 node in 13 and an immunity to it on 1 workload in 50.
 
@@ -38,6 +41,8 @@ CPU = (0.25, 0.5, 1, 1, 2, 2, 4)
 MEM = (0.5, 1, 2, 4, 8, 16)
 DISK = (1, 5, 10, 20, 50)
 EXTRAS = ("nvme", "fpga", "licence")
+KINDS = ("gpu-a", "gpu-b", "fpga-x", "nvme-x", "licence-a", "licence-b", "hbm", "iops",
+         "net")
 
 MIXES = {
     "types": set(),
@@ -49,6 +54,7 @@ MIXES = {
     "decimals": {"decimals"},
     "hostname": {"hostname"},
     "pinned": {"hostname", "pinned"},
+    "kinds": {"kinds"},
     "all": {"shapes", "scarce", "groups40", "decimals", "hostname", "pinned", "ward"},
 }
 
@@ -79,6 +85,10 @@ def _node(rng: random.Random, features: Any, name: str) -> Dict[str, Any]:
         resources = {key: _decimal(rng, value) for key, value in resources.items()}
     if "scarce" in features and rng.random() < 0.1:
         resources["gpu"] = 2
+    if "kinds" in features:
+        for kind in KINDS:
+            if rng.random() < 0.3:
+                resources[kind] = rng.randrange(1, 50)
     if "hostname" in features:
         resources[f"host-{name}"] = 0
     if "ward" in features and rng.random() < 1 / 13:
@@ -98,6 +108,9 @@ def _workload(rng: random.Random, features: Any, name: str,
     spec: Dict[str, Any] = {"name": name, "requirements": requirements}
     if "scarce" in features and rng.random() < 0.05:
         requirements["gpu"] = 1
+    if "kinds" in features:
+        for kind in rng.sample(KINDS, rng.randrange(0, 4)):
+            requirements[kind] = rng.randrange(1, 4)
     if "pinned" in features and nodes and rng.random() < 0.1:
         requirements[f"host-{rng.choice(nodes)}"] = 0
     if "groups40" in features and rng.random() < 0.25:

@@ -164,6 +164,13 @@ def test_the_matrix_mixes_are_seeded_and_have_their_features():
     assert all(set(w) == {"name", "requirements"} for w in plain_loads)
     nowhere = mixes.nowhere(nodes, 40)
     assert len({tuple(w["requirements"].items()) for w in nowhere}) == 40
+    # ``kinds``: each kind on about 3 nodes in 10; most workloads ask for
+    # one to three kinds, so few nodes bear all a workload asks for
+    nodes, workloads = mixes.problem("kinds", 400, 2000)
+    for kind in mixes.KINDS:
+        assert 70 < sum(kind in n["resources"] for n in nodes) < 170, kind
+    asked = [len(set(w["requirements"]) & set(mixes.KINDS)) for w in workloads]
+    assert set(asked) == {0, 1, 2, 3} and 1300 < sum(map(bool, asked)) < 1700
     import pylighthouse as lighthouse
     distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
     assert set(distributor.attempt_assign_loads(nowhere).values()) == {None}
