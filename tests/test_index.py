@@ -109,6 +109,10 @@ def check_index(distributor):
                 assert nodes.joint is not None
                 kept = block.frontier
                 assert nodes.frontier(block) == kept
+            for names, positions in (block.holders or {}).items():
+                # (kept: exactly the nodes having every one of the names)
+                assert positions == [i for i, s in enumerate(block.slots)
+                                     if names <= set(s.node.resources)], names
         # (a top may stand above every bound, never below one)
         assert set(nodes.tops) == set(nodes.bounds)
         assert all(nodes.tops[column] >= max(bounds) for column, bounds in nodes.bounds.items())
@@ -632,6 +636,76 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
             continue
         assert run(operation, fast) == run_reference(operation, reference), (mix, operation)
         assert_same_state(fast, reference)
+    check_index(fast)
+
+
+@settings(max_examples=20, deadline=None)
+@given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
+       floors=st.sampled_from(sorted(FLOORS)))
+def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors):
+    """Nine kinds of counted resource, each on about 3 nodes in 10 (more
+    than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
+    not node by node), asked for one to three at a time: a search looks
+    inside a block at the nodes having every kind asked (kept per block
+    until a node joins, leaves or moves in it). Step by step through
+    placements, releases, cordons, a drain, a removal and new nodes, every
+    decision is the reference's and every kept list of such nodes is
+    exact."""
+    import random
+    sys_path_benchmarks()
+    import mixes
+    rng = random.Random(seed)
+    nodes, workloads = mixes.problem("kinds", 160, 900, seed=seed)
+    assert any(len([n for n in nodes if kind in n["resources"]]) > plans.FEW
+               for kind in mixes.KINDS)
+    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
+    reference = Reference(strategy, nodes, mixes.RUBRIC)
+    kept = 0
+    for at in range(0, 900, 150):
+        if at == 450:
+            placed = sorted(reference.assignments())
+            release = ("release", rng.sample(placed, len(placed) // 4))
+            assert run(release, fast) == run_reference(release, reference)
+        operation = ("assign", workloads[at:at + 150])
+        assert run(operation, fast) == run_reference(operation, reference), at
+        assert_same_state(fast, reference)
+        check_index(fast)
+        kept += sum(len(block.holders or ()) for nodes_class in fast._index._classes.values()
+                    for block in nodes_class.blocks)
+    for operation in [("cordon", nodes[rng.randrange(160)]["name"]),
+                      ("drain", nodes[rng.randrange(160)]["name"]),
+                      ("remove", [nodes[rng.randrange(160)]["name"]]),
+                      ("add", mixes.problem("kinds", 40, 0, seed=seed + 1, prefix="late")[0]),
+                      ("assign", mixes.problem("kinds", 0, 200, seed=seed + 2,
+                                               prefix="more")[1])]:
+        if operation[0] in ("drain", "cordon") and operation[1] not in fast._slots:
+            continue
+        if operation[0] == "remove" and operation[1][0] not in fast._slots:
+            continue
+        assert run(operation, fast) == run_reference(operation, reference), operation
+        assert_same_state(fast, reference)
+        check_index(fast)
+    if strategy in ("Prioritized", "RoundRobin"):
+        assert kept  # (the searches did look inside blocks by the nodes' kinds)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+def test_a_node_joining_a_block_is_among_the_nodes_having_a_kind(strategy):
+    """The nodes of a block having every kind a workload asks for are kept
+    per block: a node that joins the block (here the only one left with
+    room) is one of them from then on."""
+    nodes = [{"name": f"n{at:02d}", "resources": {"cpu": 1, **({"k": 1} if at < 34 else {})}}
+             for at in range(40)]
+    fast = make(strategy, nodes, None, True, load=64)
+    reference = Reference(strategy, nodes, None)
+    first = [{"name": f"w{at:02d}", "requirements": {"cpu": 1, "k": 1}} for at in range(34)]
+    assert fast.attempt_assign_loads(first) == reference.assign(first)
+    assert any(block.holders for block in fast._index._classes[frozenset()].blocks)
+    late = ("add", [{"name": "late", "resources": {"cpu": 1, "k": 1}}])
+    assert run(late, fast) == run_reference(late, reference)
+    check_index(fast)
+    last = [{"name": "last", "requirements": {"cpu": 1, "k": 1}}]
+    assert fast.attempt_assign_loads(last) == reference.assign(last) == {"last": "late"}
     check_index(fast)
 
 

@@ -26,7 +26,11 @@ whose memory bound is on another passes a workload that neither node
 takes. In a class with joint columns, a block that refused a search keeps
 a *frontier* over the joint columns' two resources (:meth:`NodeClass.frontier`):
 whether some node has at least both of two quantities, by one bisection.
-Any change of the block's columns forgets it.
+Any change of the block's columns forgets it. A workload asking for
+resources that only some nodes of the class have (devices of several
+kinds, each on part of the nodes) looks inside a block at the nodes having
+them all, which the block keeps per set of such resources
+(:meth:`Block.holding`) until a node joins, leaves or moves in it.
 
 A node re-ranked by a change of its room (BinPack, BestFit) moves with the
 column values it keeps (:meth:`NodeClass.move`); most moves stay inside
@@ -56,6 +60,8 @@ MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers
 #: (see :meth:`NodeClass.refused`).
 MAX_SEEN = 16384
+#: At most this many sets of resources whose holders a block keeps.
+MAX_HOLDING = 256
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -103,9 +109,11 @@ def column_value(slot: Any, key: Any) -> float:
 class Block:
     """A run of nodes in order: their slots, order keys and float columns;
     ``frontier``: see :meth:`NodeClass.frontier`, ``None`` whenever a
-    column changes, ``()`` once the block refused a search since."""
+    column changes, ``()`` once the block refused a search since;
+    ``holders``: see :meth:`holding`, ``None`` whenever a node joins,
+    leaves or moves in the block."""
 
-    __slots__ = ("slots", "keys", "cols", "frontier")
+    __slots__ = ("slots", "keys", "cols", "frontier", "holders")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[str, List[float]]] = None):
@@ -116,9 +124,26 @@ class Block:
             key: [column_value(slot, key) for slot in slots] for key in columns} \
             if cols is None else cols
         self.frontier: Optional[Tuple[List[float], ...]] = None
+        self.holders: Optional[Dict[FrozenSet[str], List[int]]] = None
 
     def __len__(self) -> int:
         return len(self.slots)
+
+    def holding(self, names: FrozenSet[str]) -> List[int]:
+        """The positions of the nodes that have every resource of
+        ``names``, kept until a node joins, leaves or moves in the block
+        (a node's resources never change: only what is left of them).
+        O(L) the first time, O(1) after."""
+        holders = self.holders
+        if holders is None:
+            holders = self.holders = {}
+        found = holders.get(names)
+        if found is None:
+            if len(holders) >= MAX_HOLDING:
+                holders.clear()
+            found = holders[names] = [at for at, slot in enumerate(self.slots)
+                                      if names <= slot.node.resources.keys()]
+        return found
 
     def bound(self, key: str) -> float:
         """The largest value of column ``key``. O(L)."""
@@ -330,7 +355,7 @@ class NodeClass:
         block = blocks[index]
         position = bisect_left(block.keys, key)
         self.versions[index] = self._tick()
-        block.frontier = None
+        block.frontier = block.holders = None
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
         all_bounds, tops = self.bounds, self.tops
@@ -359,7 +384,7 @@ class NodeClass:
             return taken
         taken = {}
         all_bounds = self.bounds
-        block.frontier = None
+        block.frontier = block.holders = None
         for column, values in block.cols.items():
             value = taken[column] = values.pop(position)
             bounds = all_bounds[column]
@@ -390,6 +415,7 @@ class NodeClass:
             if target > position:
                 target -= 1
             if target != position:
+                block.holders = None
                 del keys[position]
                 keys.insert(target, key)
                 del block.slots[position]

@@ -410,8 +410,12 @@ class NodeIndex:
                         nodes.floor_idle -= 1
                     else:
                         skip = floor_run(nodes, entry, shape, needed, self._floors)
+                # (inside a block, the nodes having the resources only some
+                # nodes have, kept until a node joins, leaves or moves in
+                # it: not where nodes move at every placement)
                 found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
-                                       shape, needed, refused, skip)
+                                       shape, needed, refused, skip,
+                                       entry.holding if self._ordering is None else None)
                 nodes.countdown -= 1
                 if not nodes.countdown and review_joint(nodes, workload.requirements,
                                                         workload.immunities, self._joint):

@@ -48,13 +48,17 @@ class Entry:
     the class's resources below zero that the shape neither asks for nor is
     immune to (a node must have offset them to zero or more), either way
     (each has a column, for :meth:`closed`). ``floor``: the shape's
-    :class:`~.blocks.Floor` in the class, once a search made it."""
+    :class:`~.blocks.Floor` in the class, once a search made it.
+    ``holding``: the resources the shape asks for that only some nodes of
+    the class have (a node lacking one cannot take it), or ``None``."""
 
-    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor")
+    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
-                 tag: Optional[str], wards: Tuple[str, ...] = ()):
+                 tag: Optional[str], wards: Tuple[str, ...] = (),
+                 holding: Optional[FrozenSet[str]] = None):
         self.nodes = nodes
+        self.holding = holding
         self.pairs = pairs
         self.tag = tag
         self.wards = wards
@@ -259,4 +263,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     for key, fixed in pairs:
         if fixed is not JOINT:
             nodes.add_column(key)
-    return Entry(nodes, pairs or [(OPEN, 0.0)], None, wards)
+    # (the resources asked for that only some nodes of the class have: a
+    # search looks inside a block at the nodes having them all)
+    holding = frozenset(name for name in names if len(bearers[name]) < nodes.size)
+    return Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)

@@ -19,7 +19,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    :meth:`~.blocks.NodeClass.frontier`) and has no node with enough of
    both joint resources is passed by one bisection; else, inside the
    block, the nodes whose floats pass every pair, found the same way on
-   the block's columns;
+   the block's columns (for a workload asking for resources that only
+   some nodes of the class have, in Python over the nodes having them
+   all, which the block keeps per set of such resources until a node
+   joins, leaves or moves in it: see :meth:`~.blocks.Block.holding`);
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
@@ -108,7 +111,7 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                    groups: FrozenSet[str], low: Any, high: Any,
                    shape: Any, needed: Tuple[Any, ...], refused: Refused,
-                   skip: int = 0) -> Optional[Any]:
+                   skip: int = 0, holding: Optional[FrozenSet[str]] = None) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
@@ -116,7 +119,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     ``refused`` is what ``nodes.refused`` gives for them and ``groups``
     (the caller looks it up: it keeps the vector's sieve there). The first
     ``skip`` blocks are known to refuse the workload (its shape's floor,
-    see :func:`refusing_run`).
+    see :func:`refusing_run`). ``holding``: the resources the workload
+    asks for that only some nodes of the class have, when inside a block
+    only the nodes having them all are to be looked at (see
+    :meth:`~.blocks.Block.holding`); ``None`` to look at every node.
 
     With ``groups``, the blocks that refuse the same vector without groups
     are passed too (avoiding nodes only ever refuses more), and a block
@@ -220,9 +226,19 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         others = [(cols[key], threshold) for key, threshold in rest]
         averse = False  # a node was passed over for a group
         # The same two stages as over the blocks: the first column in C,
-        # the others in Python where it passes.
-        for position in compress(count(start), map(ge, islice(values, start, None)
-                                                   if start else values, repeat(least))):
+        # the others in Python where it passes; or, for a workload asking
+        # for resources only some nodes have, the nodes having them all.
+        if holding is None:
+            positions: Iterable[int] = compress(
+                count(start), map(ge, islice(values, start, None) if start else values,
+                                  repeat(least)))
+        else:
+            positions = block.holding(holding)
+            if start:
+                positions = [at for at in positions if at >= start]
+        for position in positions:
+            if holding is not None and values[position] < least:
+                continue
             for column, threshold in others:
                 if column[position] < threshold:
                     break
