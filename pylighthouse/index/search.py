@@ -228,25 +228,22 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         # the others in Python where it passes; or, for a workload asking
         # for resources only some nodes have, the nodes having them all.
         if holding is None:
-            others: Optional[List[Tuple[List[float], float]]] = [
+            others: List[Tuple[List[float], float]] = [
                 (cols[key], threshold) for key, threshold in rest]
             positions: Iterable[int] = compress(
                 count(start), map(ge, islice(values, start, None) if start else values,
                                   repeat(least)))
         else:
-            others = None  # (made at the first node passing the first column)
-            holders = block.holders
-            kept = holders.get(holding) if holders is not None else None
-            positions = kept if kept is not None else block.holding(holding)
+            others = []  # (made at the first node passing the first column)
+            positions = block.holding(holding)
             if start:
                 positions = [at for at in positions if at >= start]
         for position in positions:
-            if others is None:
+            if holding is not None:
                 if values[position] < least:
                     continue
-                others = [(cols[key], threshold) for key, threshold in rest]
-            elif holding is not None and values[position] < least:
-                continue
+                if not others:
+                    others = [(cols[key], threshold) for key, threshold in rest]
             for column, threshold in others:
                 if column[position] < threshold:
                     break
