@@ -27,6 +27,7 @@ from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import OPEN, JointColumn, NodeClass, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
+from reference_bestfit import BestFitReference
 from test_differential import assert_same_state, run, run_reference, concrete
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
@@ -68,6 +69,8 @@ def make(strategy, nodes, rubric, indexed, load=2, joint="eager", floors="eager"
     with settings_of(indexed, load, joint, floors):
         if strategy == "BinPack":
             return lighthouse.BinPackDistributor(rubric, nodes)
+        if strategy == "BestFit":
+            return lighthouse.BestFitDistributor(nodes)
         return {"Prioritized": lighthouse.PrioritizedDistributor,
                 "RoundRobin": lighthouse.RoundRobinDistributor}[strategy](nodes)
 
@@ -113,6 +116,10 @@ def check_index(distributor):
                 # (kept: exactly the nodes having every one of the names)
                 assert positions == [i for i, s in enumerate(block.slots)
                                      if names <= set(s.node.resources)], names
+            # (counted: exactly the nodes having every one of the names)
+            assert set(block.counts) == nodes.counted
+            for names, number in block.counts.items():
+                assert number == sum(names <= set(s.node.resources) for s in block.slots)
         # (a top may stand above every bound, never below one)
         assert set(nodes.tops) == set(nodes.bounds)
         assert all(nodes.tops[column] >= max(bounds) for column, bounds in nodes.bounds.items())
@@ -121,6 +128,11 @@ def check_index(distributor):
             for k in s.node.resources:
                 bearers.setdefault(k, set()).add(s)
         assert nodes.bearers == bearers
+        # (each node's list of counted sets it has all of, when made, is whole)
+        assert set(nodes.held) <= set(members)
+        for s, held in nodes.held.items():
+            assert sorted(map(sorted, held)) == sorted(
+                sorted(names) for names in nodes.counted if names <= set(s.node.resources))
         check_refusals(nodes, index)
         seen.update(s.name for s in members)
     assert seen == set(distributor._slots) == set(index._home)
@@ -639,18 +651,21 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
     check_index(fast)
 
 
-@settings(max_examples=20, deadline=None)
-@given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
+@settings(max_examples=24, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
+       seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
        floors=st.sampled_from(sorted(FLOORS)))
 def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors):
     """Nine kinds of counted resource, each on about 3 nodes in 10 (more
     than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
     not node by node), asked for one to three at a time: a search looks
     inside a block at the nodes having every kind asked (kept per block
-    until a node joins, leaves or moves in it). Step by step through
-    placements, releases, cordons, a drain, a removal and new nodes, every
-    decision is the reference's and every kept list of such nodes is
-    exact."""
+    until a node joins, leaves or moves in it), or, where nodes move at
+    every placement (BinPack, BestFit), passes a block where no node has
+    every kind asked by the block's count of such nodes. Step by step
+    through placements, releases, cordons, a drain, a removal and new
+    nodes, every decision is the reference's (BestFit's its twin's) and
+    every kept list and count of such nodes is exact."""
     import random
     sys_path_benchmarks()
     import mixes
@@ -659,8 +674,9 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     assert any(len([n for n in nodes if kind in n["resources"]]) > plans.FEW
                for kind in mixes.KINDS)
     fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
-    reference = Reference(strategy, nodes, mixes.RUBRIC)
-    kept = 0
+    reference = BestFitReference(nodes, None) if strategy == "BestFit" \
+        else Reference(strategy, nodes, mixes.RUBRIC)
+    kept = counted = 0
     for at in range(0, 900, 150):
         if at == 450:
             placed = sorted(reference.assignments())
@@ -672,6 +688,8 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         check_index(fast)
         kept += sum(len(block.holders or ()) for nodes_class in fast._index._classes.values()
                     for block in nodes_class.blocks)
+        counted += sum(len(nodes_class.counted)
+                       for nodes_class in fast._index._classes.values())
     for operation in [("cordon", nodes[rng.randrange(160)]["name"]),
                       ("drain", nodes[rng.randrange(160)]["name"]),
                       ("remove", [nodes[rng.randrange(160)]["name"]]),
@@ -687,6 +705,8 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         check_index(fast)
     if strategy in ("Prioritized", "RoundRobin"):
         assert kept  # (the searches did look inside blocks by the nodes' kinds)
+    else:
+        assert counted  # (the blocks did count the nodes having two kinds or more)
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])

@@ -60,7 +60,8 @@ MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers
 #: (see :meth:`NodeClass.refused`).
 MAX_SEEN = 16384
-#: At most this many sets of resources whose holders a block keeps.
+#: At most this many sets of resources whose holders a block keeps, or
+#: that a class counts per block.
 MAX_HOLDING = 256
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
@@ -111,9 +112,10 @@ class Block:
     ``frontier``: see :meth:`NodeClass.frontier`, ``None`` whenever a
     column changes, ``()`` once the block refused a search since;
     ``holders``: see :meth:`holding`, ``None`` whenever a node joins,
-    leaves or moves in the block."""
+    leaves or moves in the block; ``counts``: see
+    :meth:`NodeClass.counting`."""
 
-    __slots__ = ("slots", "keys", "cols", "frontier", "holders")
+    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "counts")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[str, List[float]]] = None):
@@ -125,6 +127,9 @@ class Block:
             if cols is None else cols
         self.frontier: Optional[Tuple[List[float], ...]] = None
         self.holders: Optional[Dict[FrozenSet[str], List[int]]] = None
+        # (per set of resources the class counts, see
+        # :meth:`NodeClass.counting`: how many nodes have them all)
+        self.counts: Dict[FrozenSet[str], int] = {}
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -199,7 +204,8 @@ class NodeClass:
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
-                 "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle")
+                 "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
+                 "counted", "held")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -242,6 +248,46 @@ class NodeClass:
         self.scratch = Refused()
         # (searches of new vectors left before floors are used again)
         self.floor_idle = 0
+        # The sets of resources whose holders each block counts (see
+        # :meth:`counting`), and per node the sets of them it has all of
+        # (made when it first joins a block after they are counted).
+        self.counted: Set[FrozenSet[str]] = set()
+        self.held: Dict[Any, List[FrozenSet[str]]] = {}
+
+    def counting(self, names: FrozenSet[str]) -> bool:
+        """Whether each block counts its nodes having every resource of
+        ``names`` (:attr:`Block.counts`), starting now if it did not (at
+        most :data:`MAX_HOLDING` sets a class). A node's resources never
+        change, only what is left of them: a count moves only when a node
+        joins or leaves the block, however often nodes are re-ranked
+        within it. O(1) when counted; else O(N) once."""
+        counted = self.counted
+        if names in counted:
+            return True
+        if len(counted) >= MAX_HOLDING:
+            return False
+        counted.add(names)
+        having = set.intersection(*(self.bearers[name] for name in names))
+        held = self.held
+        for slot in having:
+            known = held.get(slot)
+            if known is not None:
+                known.append(names)
+        for block in self.blocks:
+            block.counts[names] = sum(1 for slot in block.slots if slot in having)
+        return True
+
+    def _held(self, slot: Any) -> List[FrozenSet[str]]:
+        """The counted sets of resources ``slot`` has all of. O(1) mostly."""
+        held = self.held.get(slot)
+        if held is None:
+            keys = slot.node.resources.keys()
+            held = self.held[slot] = [names for names in self.counted if names <= keys]
+        return held
+
+    def forget(self, slot: Any) -> None:
+        """``slot`` left the class (after :meth:`delete`). O(1)."""
+        self.held.pop(slot, None)
 
     def refused(self, shape: Any, needed: Tuple[Any, ...], keep: bool = False) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be
@@ -356,6 +402,10 @@ class NodeClass:
         position = bisect_left(block.keys, key)
         self.versions[index] = self._tick()
         block.frontier = block.holders = None
+        if self.counted:
+            counts = block.counts
+            for names in self._held(slot):
+                counts[names] += 1
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
         all_bounds, tops = self.bounds, self.tops
@@ -375,9 +425,13 @@ class NodeClass:
         """Take out the node at ``position`` of block ``index``; return its
         value in each column."""
         block = self.blocks[index]
-        del block.slots[position]
+        slot = block.slots.pop(position)
         del block.keys[position]
         self.size -= 1
+        if self.counted:
+            counts = block.counts
+            for names in self._held(slot):
+                counts[names] -= 1
         if not block.slots:
             taken = {column: values[position] for column, values in block.cols.items()}
             self._drop_block(index)
@@ -612,6 +666,11 @@ class NodeClass:
     def _new_block(self, index: int, slots: List[Any],
                    cols: Optional[Dict[str, List[float]]] = None) -> None:
         block = Block(slots, self.columns, cols)
+        if self.counted:
+            counts = block.counts = dict.fromkeys(self.counted, 0)
+            for slot in slots:
+                for names in self._held(slot):
+                    counts[names] += 1
         self.blocks.insert(index, block)
         self.lasts.insert(index, block.keys[-1])
         self.versions.insert(index, self._tick())

@@ -216,6 +216,7 @@ class NodeIndex:
         """Node ``slot`` leaves. O(log N + R + C x L)."""
         nodes = self._home.pop(slot.name)
         nodes.delete(*nodes.locate(slot.key))
+        nodes.forget(slot)
         for key in slot.node.resources:
             bearers = nodes.bearers[key]
             bearers.discard(slot)
@@ -412,10 +413,16 @@ class NodeIndex:
                         skip = floor_run(nodes, entry, shape, needed, self._floors)
                 # (inside a block, the nodes having the resources only some
                 # nodes have, kept until a node joins, leaves or moves in
-                # it: not where nodes move at every placement)
+                # it: not where nodes move at every placement; and, for two
+                # or more such resources, blocks where no node has them all
+                # passed by their count, which moves only as nodes join or
+                # leave a block: one alone is in the bounds already)
+                holding = entry.holding
+                counted = holding if holding is not None and len(holding) > 1 \
+                    and self._ordering is not None and nodes.counting(holding) else None
                 found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
                                        shape, needed, refused, skip,
-                                       entry.holding if self._ordering is None else None)
+                                       holding if self._ordering is None else None, counted)
                 nodes.countdown -= 1
                 if not nodes.countdown and review_joint(nodes, workload.requirements,
                                                         workload.immunities, self._joint):

@@ -15,9 +15,13 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    ``map(ge, ...)`` on the class's bound column), and only those are
    compared on the other pairs, in Python (chaining every column through
    ``map`` in C costs more than it saves: most blocks fail the first);
-3. a block that keeps a *frontier* (a class with joint columns, see
+3. a block with no node having every resource the workload asks for
+   that only some nodes of the class have (two or more of them: the
+   class counts such nodes per block where nodes move at every
+   placement, see :meth:`~.blocks.NodeClass.counting`) is passed; so is
+   a block that keeps a *frontier* (a class with joint columns, see
    :meth:`~.blocks.NodeClass.frontier`) and has no node with enough of
-   both joint resources is passed by one bisection; else, inside the
+   both joint resources, by one bisection; else, inside the
    block, the nodes whose floats pass every pair, found the same way on
    the block's columns (for a workload asking for resources that only
    some nodes of the class have, in Python over the nodes having them
@@ -111,7 +115,8 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                    groups: FrozenSet[str], low: Any, high: Any,
                    shape: Any, needed: Tuple[Any, ...], refused: Refused,
-                   skip: int = 0, holding: Optional[FrozenSet[str]] = None) -> Optional[Any]:
+                   skip: int = 0, holding: Optional[FrozenSet[str]] = None,
+                   counted: Optional[FrozenSet[str]] = None) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
@@ -123,6 +128,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     asks for that only some nodes of the class have, when inside a block
     only the nodes having them all are to be looked at (see
     :meth:`~.blocks.Block.holding`); ``None`` to look at every node.
+    ``counted``: such resources (two or more) whose holders each block
+    counts (see :meth:`~.blocks.NodeClass.counting`), when a block where
+    no node has them all is to be passed without looking inside.
 
     With ``groups``, the blocks that refuse the same vector without groups
     are passed too (avoiding nodes only ever refuses more), and a block
@@ -205,6 +213,15 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if high is not None and block.keys[0] >= high:
             return None
         start = offset if index == first else 0
+        if counted is not None and not block.counts[counted]:
+            # No node of the block has every resource asked: it refuses.
+            if write:
+                stamps[index] = versions[index]
+            if plain_stamps is not None:
+                plain_stamps[index] = versions[index]
+            if first == 0 and offset == 0:
+                refused.prefix = done
+            continue
         frontier = block.frontier
         if frontier and both is not None:
             if both is _UNKNOWN:
