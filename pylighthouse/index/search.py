@@ -49,7 +49,9 @@ quantities are searched once. A block looked inside in vain
 twice with no change between also makes its frontier, kept until one of
 its columns changes: a workload of other quantities that the bounds let
 through (the cpu left on one node, the memory on another) is then
-refused without looking inside.
+refused without looking inside. (Only a workload asking for no resource
+that just some nodes of the class have makes one: another is mostly
+refused for want of a node having those.)
 
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
@@ -283,9 +285,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             nodes.wasted += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
-        if not frontier and both is not None:
+        if not frontier and both is not None and holding is None and counted is None:
             # (made when the block refuses a second time without a change:
-            # a block that changes at every placement would not use it)
+            # a block that changes at every placement would not use it; not
+            # for a workload asking for resources only some nodes have,
+            # which the block mostly refuses for want of a node having
+            # them: such frontiers were made and almost never used)
             if frontier is None:
                 block.frontier = ()
             else:
