@@ -215,8 +215,16 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if high is not None and block.keys[0] >= high:
             return None
         start = offset if index == first else 0
-        if counted is not None and not block.counts[counted]:
-            # No node of the block has every resource asked: it refuses.
+        # (no node of the block has every resource asked that only some
+        # have, by its count; or enough of both joint resources, by its
+        # frontier: the whole block refuses)
+        refuses = counted is not None and not block.counts[counted]
+        frontier = block.frontier
+        if frontier and both is not None and not refuses:
+            if both is _UNKNOWN:
+                both = _thresholds(nodes, sieve)
+            refuses = both is not None and short_of_both(frontier, both)
+        if refuses:
             if write:
                 stamps[index] = versions[index]
             if plain_stamps is not None:
@@ -224,19 +232,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             if first == 0 and offset == 0:
                 refused.prefix = done
             continue
-        frontier = block.frontier
-        if frontier and both is not None:
-            if both is _UNKNOWN:
-                both = _thresholds(nodes, sieve)
-            if both is not None and short_of_both(frontier, both):
-                # No node has enough of both: the whole block refuses.
-                if write:
-                    stamps[index] = versions[index]
-                if plain_stamps is not None:
-                    plain_stamps[index] = versions[index]
-                if first == 0 and offset == 0:
-                    refused.prefix = done
-                continue
         looked = True
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
