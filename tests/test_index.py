@@ -676,7 +676,7 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
     reference = BestFitReference(nodes, None) if strategy == "BestFit" \
         else Reference(strategy, nodes, mixes.RUBRIC)
-    kept = counted = 0
+    kept = counted = led = 0
     for at in range(0, 900, 150):
         if at == 450:
             placed = sorted(reference.assignments())
@@ -688,6 +688,14 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         check_index(fast)
         kept += sum(len(block.holders or ()) for nodes_class in fast._index._classes.values()
                     for block in nodes_class.blocks)
+        # (where nodes keep their order, a sieve for two kinds or more is
+        # led by a column every node has: the kinds come last)
+        led += sum(1 for nodes_class in fast._index._classes.values()
+                   for record in [*nodes_class.refusals.values(), nodes_class.scratch]
+                   if record.sieve and sum(key in mixes.KINDS for key, _ in record.sieve) > 1
+                   and record.sieve[0][0] not in mixes.KINDS
+                   and all(key in mixes.KINDS for key, _ in
+                           record.sieve[-sum(key in mixes.KINDS for key, _ in record.sieve):]))
         counted += sum(len(nodes_class.counted)
                        for nodes_class in fast._index._classes.values())
     for operation in [("cordon", nodes[rng.randrange(160)]["name"]),
@@ -705,6 +713,7 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         check_index(fast)
     if strategy in ("Prioritized", "RoundRobin"):
         assert kept  # (the searches did look inside blocks by the nodes' kinds)
+        assert led
     else:
         assert counted  # (the blocks did count the nodes having two kinds or more)
 

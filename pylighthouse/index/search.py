@@ -3,7 +3,10 @@
 A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 
 1. the *sieve*: a few (column, threshold) pairs, each a condition every
-   fitting node meets (its float in that column is at least the threshold);
+   fitting node meets (its float in that column is at least the threshold),
+   led by the most telling (see :func:`.plans.make_plan`; a workload
+   asking for two or more resources that only some nodes of the class have
+   is led by its other columns where nodes keep their order);
    a threshold above its column's *top* (at least every bound of the
    column, see :meth:`~.blocks.NodeClass.beyond`) means that no node of
    the class fits: the first pair's is compared before the scan, the
