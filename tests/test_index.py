@@ -269,6 +269,8 @@ def test_corner_cases_decide_like_the_reference():
 SHAPES = [
     ({"cpu": 2, "mem": 1}, ()), ({"cpu": 1}, ()), ({"cpu": 3, "mem": 3}, ()),
     ({"cpu": 1, "flies": -1}, ()), ({"cpu": 2}, ("spiders",)), ({"mem": 2}, ()),
+    # (the same names in the other order: what fit nowhere is shared)
+    ({"mem": 3, "cpu": 3}, ()), ({"mem": 1, "cpu": 2}, ()), ({"mem": 4, "cpu": 1}, ()),
 ]
 SHAPE_NODES = [
     {"name": "a", "resources": {"cpu": 3, "mem": 2}},
@@ -614,6 +616,31 @@ def test_a_shape_proven_to_fit_nowhere_costs_no_search_until_room_grows():
     fast.add_nodes([{"name": "big", "resources": {"cpu": 4}}])
     assert fast.attempt_assign_loads([{"name": "d", "requirements": {"cpu": 3}}]) == \
         {"d": "big"}
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])
+def test_what_fit_nowhere_is_shared_by_the_same_names_in_any_order(strategy):
+    """A vector proven to fit nowhere stands for every workload asking for
+    the same names, in any order, and at least as much of each; a new one
+    asking less of something takes the place of those it tells of."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 2, "mem": 4}} for i in range(20)]
+    fast = make(strategy, nodes, {"cpu": 1}, True, 4)
+    index = fast._index
+    assert fast.attempt_assign_loads(
+        [{"name": "a", "requirements": {"cpu": 9, "mem": 9}}]) == {"a": None}
+    assert fast.attempt_assign_loads(
+        [{"name": "b", "requirements": {"mem": 1, "cpu": 3}}]) == {"b": None}
+    (_, least), = index._nowhere.values()
+    assert least == [(Decimal(3), Decimal(1))]  # (in the first shape's order: cpu, mem)
+    with mock.patch("pylighthouse.index.nodes.first_in_class",
+                    side_effect=AssertionError("searched")):
+        assert fast.attempt_assign_loads(
+            [{"name": "c", "requirements": {"mem": 2, "cpu": 3}},
+             {"name": "d", "requirements": {"cpu": 5, "mem": 1}}]) == {"c": None, "d": None}
+    # (asking less of cpu: searched, and placed)
+    assert fast.attempt_assign_loads(
+        [{"name": "e", "requirements": {"mem": 1, "cpu": 2}}])["e"] is not None
+    check_index(fast)
 
 
 @settings(max_examples=40, deadline=None)

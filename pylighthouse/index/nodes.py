@@ -72,8 +72,8 @@ def floor_policy() -> FloorPolicy:
     return FLOOR_BLOCKS, FLOOR_PERIOD, FLOOR_LEAST, FLOOR_IDLE
 
 
-#: Requirement vectors kept per shape proven to fit nowhere.
-MAX_FAILED = 4
+#: Requirement vectors kept per set of names proven to fit nowhere.
+MAX_FAILED = 16
 NO_GROUPS: FrozenSet[str] = frozenset()
 _KEY = attrgetter("key")
 
@@ -143,7 +143,14 @@ class NodeIndex:
         self._layout = 0  # moves when classes appear, vanish or gain names
         self._grown = 0  # moves when any open node gains room
         self._plans: Dict[Shape, Plan] = {}
-        self._nowhere: Dict[Shape, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
+        # Per set of requirement names and immunities, the least vectors
+        # proven to fit nowhere, with :attr:`grown` then, their quantities
+        # in the order of the names of the first shape of the set that
+        # failed (``_named``); per shape, its set and where each of those
+        # names sits in it (``None``: in the same order).
+        self._nowhere: Dict[Any, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
+        self._named: Dict[Any, Tuple[str, ...]] = {}
+        self._sets: Dict[Shape, Tuple[Any, Optional[Tuple[int, ...]]]] = {}
         self._joint = joint_policy()  # (when classes make joint columns)
         self._floors = floor_policy()  # (when classes use their floors)
 
@@ -457,25 +464,54 @@ class NodeIndex:
     # ---------------------------------------------------- fitting nowhere
 
     def _fits_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> bool:
-        """Whether a shape needing no more than ``requirements`` was proven
-        to fit nowhere since the last gain of room: fit only gets harder
-        with larger requirements and less room. O(F x R)."""
-        failed = self._nowhere.get(shape)
+        """Whether a workload asking for the same names (in any order) with
+        the same immunities, and no more than ``requirements`` of each, was
+        proven to fit nowhere since the last gain of room: fit only gets
+        harder with larger requirements and less room. O(1) for a shape
+        whose names never failed; else O(F x R), F vectors kept."""
+        known = self._sets.get(shape)
+        if known is None:
+            return False
+        key, order = known
+        failed = self._nowhere.get(key)
         if failed is None or failed[0] != self._grown:
             return False
-        needed = tuple(requirements.values())
-        return any(all(map(at_least, needed, known)) for known in failed[1])
+        needed = _in_order(requirements, order)
+        return any(all(map(at_least, needed, least)) for least in failed[1])
 
     def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> None:
-        failed = self._nowhere.get(shape)
-        if failed is None or failed[0] != self._grown:
-            if len(self._nowhere) >= MAX_SHAPES:
+        """``requirements`` (of ``shape``) fit nowhere: kept, in place of
+        any kept vector asking at least as much of each name (this one
+        tells of those too), up to :data:`MAX_FAILED` a set of names,
+        the oldest let go first. O(F x R)."""
+        known = self._sets.get(shape)
+        if known is None:
+            if len(self._sets) >= MAX_SHAPES:
+                self._sets.clear()
+                self._named.clear()
                 self._nowhere.clear()
-            failed = self._nowhere[shape] = (self._grown, [])
-        known = failed[1]
-        if len(known) >= MAX_FAILED:
-            del known[0]
-        known.append(tuple(requirements.values()))
+            names = shape[0]
+            key = (frozenset(names), shape[1])
+            first = self._named.setdefault(key, names)
+            known = self._sets[shape] = (
+                key, None if first == names else tuple([names.index(name) for name in first]))
+        key, order = known
+        failed = self._nowhere.get(key)
+        if failed is None or failed[0] != self._grown:
+            failed = self._nowhere[key] = (self._grown, [])
+        needed = _in_order(requirements, order)
+        least = failed[1]
+        least[:] = [vector for vector in least if not all(map(at_least, vector, needed))]
+        if len(least) >= MAX_FAILED:
+            del least[0]
+        least.append(needed)
+
+
+def _in_order(requirements: Mapping[str, Decimal],
+              order: Optional[Tuple[int, ...]]) -> Tuple[Decimal, ...]:
+    """The quantities of ``requirements``, in ``order`` (positions) if given. O(R)."""
+    values = tuple(requirements.values())
+    return values if order is None else tuple([values[at] for at in order])
 
 
 def _knows(nodes: NodeClass, shape: Shape, needed: Tuple[Decimal, ...]) -> bool:
