@@ -6,7 +6,8 @@ below zero at capacity), a map resource -> nodes inside each class, the order
 (join order, or a rubric's score of remaining room for BinPack), and per
 workload shape a :class:`~.plans.Plan`. :meth:`NodeIndex.first_fit` takes
 the earliest answer of the plan's classes (:mod:`.search`), and remembers
-shapes proven to fit nowhere until some node gains room.
+what was proven to fit nowhere (per set of names asked for) until some
+node gains room.
 
 The interface a strategy uses (all a distributor calls):
 
