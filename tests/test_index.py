@@ -1267,9 +1267,9 @@ def test_a_flavour_seen_before_reuses_its_sieve_until_the_plan_changes(strategy)
     made = []
     real = plans.Entry.sieve
 
-    def counted(entry, floats):
+    def counted(entry, floats, *rest):
         made.append((entry.serial, tuple(sorted(floats.items()))))
-        return real(entry, floats)
+        return real(entry, floats, *rest)
 
     def place(loads):
         operation = ("assign", loads)

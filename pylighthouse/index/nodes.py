@@ -404,20 +404,7 @@ class NodeIndex:
                     if floats is None:
                         floats = {key: float(value)
                                   for key, value in workload.requirements.items()}
-                    sieve = entry.sieve(floats)
-                    holding = entry.holding
-                    if holding is not None and len(holding) > 1 and self._ordering is None:
-                        # (two or more resources that only some nodes have,
-                        # each on enough nodes that nearly every block has
-                        # one, so that their bounds pass nearly every block:
-                        # the other columns lead, and reject full blocks in
-                        # C; inside a block, the nodes having them all are
-                        # looked at, see :meth:`.blocks.Block.holding`. One
-                        # such resource alone keeps leading: when it runs
-                        # out, its bounds reject runs of blocks.)
-                        sieve = [pair for pair in sieve if pair[0] not in holding] + \
-                            [pair for pair in sieve if pair[0] in holding]
-                    refused.sieve = sieve
+                    refused.sieve = entry.sieve(floats, self._ordering is None)
                     refused.made_by = entry.serial
                 skip = 0
                 # (a vector searched before starts from its own record, and

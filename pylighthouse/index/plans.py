@@ -50,9 +50,12 @@ class Entry:
     (each has a column, for :meth:`closed`). ``floor``: the shape's
     :class:`~.blocks.Floor` in the class, once a search made it.
     ``holding``: the resources the shape asks for that only some nodes of
-    the class have (a node lacking one cannot take it), or ``None``."""
+    the class have (a node lacking one cannot take it), or ``None``;
+    ``kinds_last``: ``pairs`` with those last, when there are two or more
+    (see :meth:`sieve`)."""
 
-    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding")
+    __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
+                 "kinds_last")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -67,6 +70,10 @@ class Entry:
         # a class keeps the sieves an entry made by this number)
         self.serial = next(_SERIALS)
         self.floor: Optional[Floor] = None
+        self.kinds_last = pairs
+        if holding is not None and len(holding) > 1:
+            self.kinds_last = [pair for pair in pairs if pair[0] not in holding] + \
+                [pair for pair in pairs if pair[0] in holding]
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so
@@ -82,15 +89,28 @@ class Entry:
             return True
         return False
 
-    def sieve(self, floats: Mapping[str, float]) -> List[Tuple[Any, float]]:
+    def sieve(self, floats: Mapping[str, float],
+              kinds_last: bool = False) -> List[Tuple[Any, float]]:
         """The (column, threshold) pairs for a workload with these float
         requirements. The joint column nearest the workload's ratio comes
         where the plan put it, the two next to it (whose thresholds every
         fitting node meets too) just after: of the blocks whose bounds pass
         the first column, they reject the most, so the comparisons in
-        Python stop soonest."""
+        Python stop soonest.
+
+        ``kinds_last``: two or more resources asked for that only some nodes
+        of the class have come last (for a search where nodes keep their
+        order). Each sits on enough nodes that nearly every block has some,
+        so that their bounds pass nearly every block, while the other
+        columns (a joint column, cpu) turn away full blocks in C; inside a
+        block, only the nodes having them all are looked at (see
+        :meth:`~.blocks.Block.holding`). One such resource alone still
+        leads: when it runs out, as a scarce device does, its bounds turn
+        away runs of blocks. (Not for a floor's sieve, see
+        :func:`.nodes.floor_run`: inside a block it compares the lead over
+        every node in C, where a kind rules out the nodes lacking it.)"""
         pairs: List[Tuple[Any, float]] = []
-        for key, fixed in self.pairs:
+        for key, fixed in (self.kinds_last if kinds_last else self.pairs):
             if fixed is JOINT:
                 pairs.extend(_joints(floats, key))
             else:
