@@ -410,9 +410,11 @@ class NodeIndex:
                 # (a vector searched before starts from its own record, and
                 # a grouped one from the record of its vector without groups
                 # when that knows of refusing blocks; a search from a node on
-                # starts where the caller asked; and a class of few blocks is
-                # scanned in no time)
-                if refused is nodes.scratch and low is None \
+                # starts where the caller asked; a class of few blocks is
+                # scanned in no time; and a shape asking for resources only
+                # some nodes have keeps no floor: finding its run again cost
+                # more than the run saved)
+                if refused is nodes.scratch and low is None and entry.holding is None \
                         and len(nodes.blocks) >= self._floors[0] \
                         and not (groups and _knows(nodes, shape, needed)):
                     if nodes.floor_idle:
@@ -524,8 +526,10 @@ def floor_run(nodes: NodeClass, entry: Entry, shape: Shape, needed: Tuple[Decima
     :data:`FLOOR_PERIOD` searches, and at once when a block of it changed;
     a run shorter than :data:`FLOOR_LEAST` sets the class's floors aside
     for :data:`FLOOR_IDLE` searches (``policy``: these, see
-    :func:`floor_policy`). O(R) mostly; O(P) in C, P blocks in the run,
-    after a change of the class."""
+    :func:`floor_policy`). Not for a shape asking for resources only some
+    nodes of the class have (see :class:`~.plans.Entry`), whose run cost
+    more to find than it saved. O(R) mostly; O(P) in C, P blocks in the
+    run, after a change of the class."""
     _, period, least, idle = policy
     floor = entry.floor
     if floor is None or any(map(lt, needed, floor.needed)):
