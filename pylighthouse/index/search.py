@@ -244,25 +244,21 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         # The same two stages as over the blocks: the first column in C,
         # the others in Python where it passes; or, for a workload asking
         # for resources only some nodes have, the nodes having them all.
+        # (the other columns are read by name at each node passing the
+        # first: few do, and a list of them made per block cost more)
         if holding is None:
-            others: List[Tuple[List[float], float]] = [
-                (cols[key], threshold) for key, threshold in rest]
             positions: Iterable[int] = compress(
                 count(start), map(ge, islice(values, start, None) if start else values,
                                   repeat(least)))
         else:
-            others = []  # (made at the first node passing the first column)
             positions = block.holding(holding)
             if start:
                 positions = [at for at in positions if at >= start]
         for position in positions:
-            if holding is not None:
-                if values[position] < least:
-                    continue
-                if not others:
-                    others = [(cols[key], threshold) for key, threshold in rest]
-            for column, threshold in others:
-                if column[position] < threshold:
+            if holding is not None and values[position] < least:
+                continue
+            for key, threshold in rest:
+                if cols[key][position] < threshold:
                     break
             else:
                 slot = slots[position]
@@ -345,10 +341,9 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
                     if both is not None and short_of_both(frontier, both):
                         continue  # (no node has enough of both)
                 cols = block.cols
-                others = [(cols[key], threshold) for key, threshold in rest]
                 for position in compress(count(), map(ge, cols[lead], repeat(least))):
-                    for column, threshold in others:
-                        if column[position] < threshold:
+                    for key, threshold in rest:
+                        if cols[key][position] < threshold:
                             break
                     else:
                         total = index  # (a node meets the sieve: the run ends here)
