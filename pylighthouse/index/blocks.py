@@ -138,16 +138,23 @@ class Block:
         """The positions of the nodes that have every resource of
         ``names``, kept until a node joins, leaves or moves in the block
         (a node's resources never change: only what is left of them).
-        O(L) the first time, O(1) after."""
+        Two or more names are looked for among the holders of the one
+        fewest nodes have. O(L) the first time, O(1) after."""
         holders = self.holders
         if holders is None:
             holders = self.holders = {}
         found = holders.get(names)
         if found is None:
+            slots = self.slots
+            if len(names) > 1:
+                fewest = min([self.holding(frozenset((name,))) for name in names], key=len)
+                found = [at for at in fewest if names <= slots[at].node.resources.keys()]
+            else:
+                (name,) = names
+                found = [at for at, slot in enumerate(slots) if name in slot.node.resources]
             if len(holders) >= MAX_HOLDING:
                 holders.clear()
-            found = holders[names] = [at for at, slot in enumerate(self.slots)
-                                      if names <= slot.node.resources.keys()]
+            holders[names] = found
         return found
 
     def bound(self, key: str) -> float:
