@@ -106,9 +106,8 @@ class Entry:
         block, only the nodes having them all are looked at (see
         :meth:`~.blocks.Block.holding`). One such resource alone still
         leads: when it runs out, as a scarce device does, its bounds turn
-        away runs of blocks. (Not for a floor's sieve, see
-        :func:`.nodes.floor_run`: inside a block it compares the lead over
-        every node in C, where a kind rules out the nodes lacking it.)"""
+        away runs of blocks. (Such a shape keeps no floor, see
+        :func:`.nodes.floor_run`.)"""
         pairs: List[Tuple[Any, float]] = []
         for key, fixed in (self.kinds_last if kinds_last else self.pairs):
             if fixed is JOINT:
