@@ -678,21 +678,18 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
     check_index(fast)
 
 
-@settings(max_examples=24, deadline=None)
-@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
-       seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
-       floors=st.sampled_from(sorted(FLOORS)))
-def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors):
-    """Nine kinds of counted resource, each on about 3 nodes in 10 (more
-    than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
-    not node by node), asked for one to three at a time: a search looks
-    inside a block at the nodes having every kind asked (kept per block
-    until a node joins, leaves or moves in it), or, where nodes move at
-    every placement (BinPack, BestFit), passes a block where no node has
-    every kind asked by the block's count of such nodes. Step by step
-    through placements, releases, cordons, a drain, a removal and new
-    nodes, every decision is the reference's (BestFit's its twin's) and
-    every kept list and count of such nodes is exact."""
+def kinds_sieves(nodes_class, kinds):
+    """The sieves of a class's kept refusals and scratch record that test
+    two kinds or more."""
+    return [record.sieve for record in [*nodes_class.refusals.values(), nodes_class.scratch]
+            if record.sieve and sum(key in kinds for key, _ in record.sieve) > 1]
+
+
+def run_many_kinds(strategy, seed, load, floors):
+    """Step a fast distributor and the reference (BestFit's twin) through
+    the ``kinds`` mix, checking every decision, the state and the index at
+    each step; return how many kept holder lists, counts of holders and
+    sieves for two kinds or more the index held along the way."""
     import random
     sys_path_benchmarks()
     import mixes
@@ -703,7 +700,7 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
     reference = BestFitReference(nodes, None) if strategy == "BestFit" \
         else Reference(strategy, nodes, mixes.RUBRIC)
-    kept = counted = led = 0
+    kept = counted = sieves = 0
     for at in range(0, 900, 150):
         if at == 450:
             placed = sorted(reference.assignments())
@@ -715,14 +712,15 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         check_index(fast)
         kept += sum(len(block.holders or ()) for nodes_class in fast._index._classes.values()
                     for block in nodes_class.blocks)
-        # (where nodes keep their order, a sieve for two kinds or more is
-        # led by a column every node has: the kinds come last)
-        led += sum(1 for nodes_class in fast._index._classes.values()
-                   for record in [*nodes_class.refusals.values(), nodes_class.scratch]
-                   if record.sieve and sum(key in mixes.KINDS for key, _ in record.sieve) > 1
-                   and record.sieve[0][0] not in mixes.KINDS
-                   and all(key in mixes.KINDS for key, _ in
-                           record.sieve[-sum(key in mixes.KINDS for key, _ in record.sieve):]))
+        if strategy in ("Prioritized", "RoundRobin"):
+            # (where nodes keep their order, a sieve for two kinds or more
+            # is led by a column every node has: the kinds come last)
+            for nodes_class in fast._index._classes.values():
+                for sieve in kinds_sieves(nodes_class, mixes.KINDS):
+                    asked = sum(key in mixes.KINDS for key, _ in sieve)
+                    assert sieve[0][0] not in mixes.KINDS, sieve
+                    assert all(key in mixes.KINDS for key, _ in sieve[-asked:]), sieve
+                    sieves += 1
         counted += sum(len(nodes_class.counted)
                        for nodes_class in fast._index._classes.values())
         # (a shape asking for resources only some nodes have keeps no floor)
@@ -741,11 +739,42 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         assert run(operation, fast) == run_reference(operation, reference), operation
         assert_same_state(fast, reference)
         check_index(fast)
+    return kept, counted, sieves
+
+
+@settings(max_examples=24, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
+       seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
+       floors=st.sampled_from(sorted(FLOORS)))
+def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors):
+    """Nine kinds of counted resource, each on about 3 nodes in 10 (more
+    than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
+    not node by node), asked for one to three at a time: a search looks
+    inside a block at the nodes having every kind asked (kept per block
+    until a node joins, leaves or moves in it), or, where nodes move at
+    every placement (BinPack, BestFit), passes a block where no node has
+    every kind asked by the block's count of such nodes. Step by step
+    through placements, releases, cordons, a drain, a removal and new
+    nodes, every decision is the reference's (BestFit's its twin's) and
+    every kept list and count of such nodes is exact."""
+    run_many_kinds(strategy, seed, load, floors)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_many_kinds_take_the_paths_for_kinds(strategy):
+    """On fixed problems of the ``kinds`` mix, the searches above do look
+    inside blocks by the nodes' kinds and sieve for two kinds or more
+    (Prioritized, RoundRobin), or count the nodes having two kinds or more
+    (BinPack, BestFit), so the test above checks those paths, whatever
+    seeds it draws."""
+    kept = counted = sieves = 0
+    for seed in (0, 1):
+        found = run_many_kinds(strategy, seed, 4, "cached")
+        kept, counted, sieves = kept + found[0], counted + found[1], sieves + found[2]
     if strategy in ("Prioritized", "RoundRobin"):
-        assert kept  # (the searches did look inside blocks by the nodes' kinds)
-        assert led
+        assert kept and sieves, (kept, sieves)
     else:
-        assert counted  # (the blocks did count the nodes having two kinds or more)
+        assert counted
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
