@@ -24,7 +24,7 @@ from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index import nodes as index_nodes
-from pylighthouse.index.blocks import OPEN, JointColumn, NodeClass, column_value
+from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from reference_bestfit import BestFitReference
@@ -688,8 +688,9 @@ def kinds_sieves(nodes_class, kinds):
 def run_many_kinds(strategy, seed, load, floors):
     """Step a fast distributor and the reference (BestFit's twin) through
     the ``kinds`` mix, checking every decision, the state and the index at
-    each step; return how many kept holder lists, counts of holders and
-    sieves for two kinds or more the index held along the way."""
+    each step; return how many kept holder lists, counts of holders,
+    sieves for two kinds or more and sieves led by a masked column the
+    index held along the way."""
     import random
     sys_path_benchmarks()
     import mixes
@@ -700,7 +701,7 @@ def run_many_kinds(strategy, seed, load, floors):
     fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
     reference = BestFitReference(nodes, None) if strategy == "BestFit" \
         else Reference(strategy, nodes, mixes.RUBRIC)
-    kept = counted = sieves = 0
+    kept = counted = sieves = masked = 0
     for at in range(0, 900, 150):
         if at == 450:
             placed = sorted(reference.assignments())
@@ -723,6 +724,17 @@ def run_many_kinds(strategy, seed, load, floors):
                     sieves += 1
         counted += sum(len(nodes_class.counted)
                        for nodes_class in fast._index._classes.values())
+        # (where nodes move at every placement, a sieve for kinds is led by
+        # the masked column of the one fewest nodes have, once the class
+        # has joint columns; never where nodes keep their order)
+        for nodes_class in fast._index._classes.values():
+            for record in [*nodes_class.refusals.values(), nodes_class.scratch]:
+                if record.sieve and type(record.sieve[0][0]) is JointColumn \
+                        and record.sieve[0][0][0] == "masked":
+                    assert strategy in ("BinPack", "BestFit"), record.sieve
+                    assert record.sieve[0][0] in nodes_class.masked.values()
+                    masked += 1
+            assert not nodes_class.masked or strategy in ("BinPack", "BestFit")
         # (a shape asking for resources only some nodes have keeps no floor)
         assert not [entry for plan in fast._index._plans.values() for entry in plan.entries
                     if entry.holding is not None and entry.floor is not None]
@@ -739,7 +751,7 @@ def run_many_kinds(strategy, seed, load, floors):
         assert run(operation, fast) == run_reference(operation, reference), operation
         assert_same_state(fast, reference)
         check_index(fast)
-    return kept, counted, sieves
+    return kept, counted, sieves, masked
 
 
 @settings(max_examples=24, deadline=None)
@@ -767,14 +779,15 @@ def test_many_kinds_take_the_paths_for_kinds(strategy):
     (Prioritized, RoundRobin), or count the nodes having two kinds or more
     (BinPack, BestFit), so the test above checks those paths, whatever
     seeds it draws."""
-    kept = counted = sieves = 0
+    kept = counted = sieves = masked = 0
     for seed in (0, 1):
         found = run_many_kinds(strategy, seed, 4, "cached")
-        kept, counted, sieves = kept + found[0], counted + found[1], sieves + found[2]
+        kept, counted = kept + found[0], counted + found[1]
+        sieves, masked = sieves + found[2], masked + found[3]
     if strategy in ("Prioritized", "RoundRobin"):
         assert kept and sieves, (kept, sieves)
     else:
-        assert counted
+        assert counted and masked, (counted, masked)
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
@@ -1191,6 +1204,56 @@ def test_a_sieve_checks_three_joint_columns_that_every_fitting_node_passes(
     slot = next(slot for slot in nodes_class if slot.node.name == "x")
     for key, threshold in sieve:
         assert column_value(slot, key) >= threshold, key
+
+
+@settings(max_examples=150, deadline=None)
+@given(cpu=QUANTITY, mem=QUANTITY, gpu=st.integers(1, 4), more_cpu=SPARE, more_mem=SPARE,
+       more_gpu=st.integers(0, 3), strategy=st.sampled_from(["BinPack", "BestFit"]),
+       sizes=st.lists(st.tuples(st.sampled_from([(1, 4), (8, 2), (64, 256), (2, 512)]),
+                                st.sampled_from([None, 0, 1, 8])),
+                      min_size=1, max_size=8))
+def test_a_masked_column_leads_and_every_fitting_node_passes_it(
+        cpu, mem, gpu, more_cpu, more_mem, more_gpu, strategy, sizes):
+    """Where nodes move at every placement, a workload asking for a
+    resource only some nodes of a class with joint columns have (more than
+    :data:`~pylighthouse.index.plans.FEW` of them) is sieved first on that
+    resource's masked column: a node with room for the workload reads at
+    least its threshold there (and in every other column of the sieve), a
+    node lacking the resource reads minus infinity, and one with none of it
+    left at most zero."""
+    nodes = [{"name": f"n{at}", "resources": {"cpu": c, "mem": m,
+                                              **({} if g is None else {"gpu": g})}}
+             for at, ((c, m), g) in enumerate(sizes)]
+    nodes += [{"name": f"g{at}", "resources": {"cpu": 1, "mem": 1, "gpu": 1}}
+              for at in range(plans.FEW + 1)]
+    nodes.append({"name": "x", "resources": {"cpu": cpu + more_cpu, "mem": mem + more_mem,
+                                             "gpu": gpu + more_gpu}})
+    nodes.append({"name": "bare", "resources": {"cpu": 1, "mem": 1}})
+    fast = make(strategy, nodes, {"cpu": 1, "mem": 1}, True, 2, "eager")
+    fast.attempt_assign_loads([{"name": "probe", "requirements": {"cpu": 10 ** 6, "mem": 1}}])
+    nodes_class = fast._index._classes[frozenset()]
+    assert nodes_class.joint is not None
+    requirements = {"cpu": cpu, "mem": mem, "gpu": gpu}
+    entry = plans.make_plan(fast._index._classes, requirements, frozenset(), 0,
+                            True).entries[0]
+    sieve = entry.sieve({key: float(value) for key, value in requirements.items()})
+    lead = sieve[0][0]
+    assert lead is nodes_class.mask("gpu") and lead[0] == "masked"
+    assert [name for name, _ in lead[1]] == ["gpu", "cpu", "mem"]
+    by_name = {slot.node.name: slot for slot in nodes_class}
+    for key, threshold in sieve:
+        assert column_value(by_name["x"], key) >= threshold, key
+    assert column_value(by_name["bare"], lead) == NEG
+    emptied = by_name["g0"]
+    fast.attempt_assign_loads([{"name": "w", "requirements": {"gpu": 1}}])
+    assert emptied.remaining["gpu"] == 0 or column_value(emptied, lead) > 0
+    assert all(column_value(slot, lead) <= 0.0 for slot in nodes_class
+               if "gpu" in slot.node.resources and slot.remaining["gpu"] <= 0)
+    # (where nodes keep their order, no masked column)
+    assert not plans.make_plan(fast._index._classes, requirements, frozenset(), 0,
+                               False).entries[0].sieve(
+        {key: float(value) for key, value in requirements.items()})[0][0][0] == "masked"
+    check_index(fast)
 
 
 def test_joint_columns_are_keyed_by_their_own_objects():

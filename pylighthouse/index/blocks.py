@@ -30,7 +30,11 @@ Any change of the block's columns forgets it. A workload asking for
 resources that only some nodes of the class have (devices of several
 kinds, each on part of the nodes) looks inside a block at the nodes having
 them all, which the block keeps per set of such resources
-(:meth:`Block.holding`) until a node joins, leaves or moves in it.
+(:meth:`Block.holding`) until a node joins, leaves or moves in it. In a
+class with joint columns, such a resource also gets a *masked* column
+(:meth:`NodeClass.mask`): the joint column of ratio one, on the nodes that
+have some of the resource left, minus infinity elsewhere; its bounds turn
+away the blocks whose nodes having the resource are full.
 
 A node re-ranked by a change of its room (BinPack, BestFit) moves with the
 column values it keeps (:meth:`NodeClass.move`); most moves stay inside
@@ -52,6 +56,10 @@ NEG = float("-inf")
 INF = float("inf")
 #: The powers of four between the two resources of the joint columns.
 RATIOS = (-2, -1, 0, 1, 2)
+#: A masked column's scale on its own resource (see :meth:`NodeClass.mask`):
+#: any quantity of it above zero times this passes the joint part, of
+#: scale about one over the class's typical capacity.
+MASK = 2.0 ** 64
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
@@ -212,7 +220,7 @@ class NodeClass:
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
                  "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
-                 "counted", "held")
+                 "counted", "held", "masked")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -260,6 +268,8 @@ class NodeClass:
         # (made when it first joins a block after they are counted).
         self.counted: Set[FrozenSet[str]] = set()
         self.held: Dict[Any, List[FrozenSet[str]]] = {}
+        # The masked columns, per resource (see :meth:`mask`).
+        self.masked: Dict[str, Any] = {}
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
@@ -496,6 +506,11 @@ class NodeClass:
         joint = self.joint
         if joint is not None and joint[0] in taken:
             taken.update(zip(joint, self._joint_values(slot)))
+        if self.masked:
+            remaining = slot.remaining
+            for held, masked in self.masked.items():
+                if held in remaining:
+                    taken[masked] = column_value(slot, masked)
         slot.key = key
         self.insert(slot, taken)
 
@@ -544,6 +559,10 @@ class NodeClass:
                         tops[key] = value
                 elif value < old and old >= bounds[index]:
                     bounds[index] = max(values)
+            for held, masked in self.masked.items():
+                if held in remaining:
+                    self._rewrite(index, position, masked, cols[masked],
+                                  column_value(slot, masked))
 
     def _joint_values(self, slot: Any) -> List[float]:
         """The node's values in the joint columns: those of
@@ -614,10 +633,30 @@ class NodeClass:
         for at, key in enumerate(joint):
             self.add_column(key, [[row[at] for row in block] for block in rows])
 
+    def mask(self, name: str) -> JointColumn:
+        """The *masked* column of resource ``name`` (which only some nodes
+        of the class have; the class must have joint columns), made at the
+        first call: a node's value is the least of its quantity left of
+        ``name`` times :data:`MASK` and of its two joint resources as the
+        joint column of ratio one scales them, so minus infinity where it
+        lacks ``name`` and at most zero where it has none left. A workload
+        asking for ``name`` and both joint resources gets the same least
+        of its own quantities as threshold: a block whose nodes having
+        ``name`` are full fails it by its bound, and inside a block only
+        the nodes having room pass it. Kept with the joint columns. O(N)
+        once."""
+        column = self.masked.get(name)
+        if column is None:
+            middle = self.joint[RATIOS.index(0)]
+            column = self.masked[name] = JointColumn(("masked", ((name, MASK),) + middle[1]))
+            self.add_column(column)
+        return column
+
     def drop_joint(self) -> None:
-        """Forget the joint columns. O(B x J)."""
-        joint = self.joint
+        """Forget the joint columns, and the masked ones. O(B x J)."""
+        joint = self.joint + tuple(self.masked.values())
         self.joint = self.scales = None
+        self.masked = {}
         for key in joint:
             self.columns.remove(key)
             del self.bounds[key]

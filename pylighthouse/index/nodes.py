@@ -309,13 +309,16 @@ class NodeIndex:
             before = other._classes.get(keys)
             if before is None:
                 continue
-            joint = set(before.joint or ())
+            joint = set(before.joint or ()) | set(before.masked.values())
             for column in before.columns:
-                if column not in joint:  # (the joint ones are made below)
+                if column not in joint:  # (the joint and masked ones are made below)
                     nodes.add_column(column)
             if before.joint is not None and nodes.joint is None \
                     and all(nodes.bearers.get(name) for name, _ in before.joint[0][1]):
                 nodes.make_joint([name for name, _ in before.joint[0][1]])
+                for name in before.masked:
+                    if 0 < len(nodes.bearers.get(name, ())) < nodes.size:
+                        nodes.mask(name)
 
     def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
                         key: Any, groups: FrozenSet[str] = NO_GROUPS,
@@ -448,7 +451,7 @@ class NodeIndex:
             if len(self._plans) >= MAX_SHAPES:
                 self._plans.clear()
             plan = self._plans[shape] = make_plan(self._classes, requirements, shape[1],
-                                                  self._layout)
+                                                  self._layout, self._ordering is not None)
         return plan
 
     # ---------------------------------------------------- fitting nowhere

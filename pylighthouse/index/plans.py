@@ -24,6 +24,9 @@ __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
 FEW = 32
 #: The threshold of a joint column: the workload's own scaled least.
 JOINT = "joint"
+#: The threshold of a masked column (:meth:`~.blocks.NodeClass.mask`): the
+#: same, over its three resources.
+MASKED = "masked"
 #: A class's joint columns are tried when, over a window of this many of its
 #: searches, the searches looked inside at least ``JOINT_WASTE`` blocks that
 #: refused, a search on average, and kept if the next window looks inside
@@ -112,6 +115,8 @@ class Entry:
         for key, fixed in (self.kinds_last if kinds_last else self.pairs):
             if fixed is JOINT:
                 pairs.extend(_joints(floats, key))
+            elif fixed is MASKED:
+                pairs.append((key, min([floats[name] * scale for name, scale in key[1]])))
             else:
                 pairs.append((key, floats[key] if fixed is None else fixed))
         return pairs
@@ -237,19 +242,27 @@ def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[A
 
 
 def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
-              immunities: FrozenSet[str], layout: int) -> Plan:
+              immunities: FrozenSet[str], layout: int, masking: bool = False) -> Plan:
     """The plan for a shape requiring what ``needed`` names (its quantities
-    choose a new joint column's resources) and immune to ``immunities``."""
+    choose a new joint column's resources) and immune to ``immunities``.
+    ``masking``: a resource only some nodes of a class with joint columns
+    have is sieved on its masked column first (see
+    :meth:`~.blocks.NodeClass.mask`), as where nodes move at every
+    placement: there the nodes having it that are full gather at the front,
+    where each search starts. (Where nodes keep their order, their blocks
+    are passed by the joint columns' bounds, and a search looks inside a
+    block at the nodes having the resource only: the masked columns cost
+    more there than they save.)"""
     entries = []
     for nodes in classes.values():
-        entry = _entry(nodes, needed, immunities)
+        entry = _entry(nodes, needed, immunities, masking)
         if entry is not None:
             entries.append(entry)
     return Plan(layout, entries)
 
 
 def _entry(nodes: NodeClass, needed: Mapping[str, Any],
-           immunities: FrozenSet[str]) -> Optional[Entry]:
+           immunities: FrozenSet[str], masking: bool) -> Optional[Entry]:
     names = tuple(needed)
     bearers = nodes.bearers
     if any(not bearers.get(name) for name in names):
@@ -278,6 +291,12 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
                      key=lambda pair: len(bearers[pair[0]]))
     if partial:
         pairs = partial + [pair for pair in pairs if pair not in partial]
+        # (the one fewest nodes have, masked by the joint columns, leads:
+        # see :meth:`~.blocks.NodeClass.mask`)
+        name, fixed = partial[0]
+        if masking and fixed is None and nodes.joint is not None \
+                and len(pairs) > len(partial) and pairs[len(partial)][1] is JOINT:
+            pairs.insert(0, (nodes.mask(name), MASKED))
     pairs.extend((key, 0.0) for key in wards)
     for key, fixed in pairs:
         if fixed is not JOINT:
