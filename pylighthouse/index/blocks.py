@@ -60,6 +60,8 @@ RATIOS = (-2, -1, 0, 1, 2)
 #: any quantity of it above zero times this passes the joint part, of
 #: scale about one over the class's typical capacity.
 MASK = 2.0 ** 64
+#: Where the joint column of ratio one sits among the joint columns.
+MIDDLE = RATIOS.index(0)
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
@@ -505,12 +507,10 @@ class NodeClass:
                 taken[name] = column_value(slot, name)
         joint = self.joint
         if joint is not None and joint[0] in taken:
-            taken.update(zip(joint, self._joint_values(slot)))
-        if self.masked:
-            remaining = slot.remaining
-            for held, masked in self.masked.items():
-                if held in remaining:
-                    taken[masked] = column_value(slot, masked)
+            joint_values = self._joint_values(slot)
+            taken.update(zip(joint, joint_values))
+            if self.masked:
+                taken.update(self._masked_values(slot, joint_values[MIDDLE]))
         slot.key = key
         self.insert(slot, taken)
 
@@ -548,7 +548,8 @@ class NodeClass:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            for key, value in zip(joint, self._joint_values(slot)):  # (_rewrite, inlined)
+            joint_values = self._joint_values(slot)
+            for key, value in zip(joint, joint_values):  # (_rewrite, inlined)
                 values = cols[key]
                 old = values[position]
                 values[position] = value
@@ -559,10 +560,9 @@ class NodeClass:
                         tops[key] = value
                 elif value < old and old >= bounds[index]:
                     bounds[index] = max(values)
-            for held, masked in self.masked.items():
-                if held in remaining:
-                    self._rewrite(index, position, masked, cols[masked],
-                                  column_value(slot, masked))
+            if self.masked:
+                for key, value in self._masked_values(slot, joint_values[MIDDLE]):
+                    self._rewrite(index, position, key, cols[key], value)
 
     def _joint_values(self, slot: Any) -> List[float]:
         """The node's values in the joint columns: those of
@@ -575,6 +575,19 @@ class NodeClass:
         one_float, two_float = float(one) * scale, float(two)
         return [one_float if one_float < other else other
                 for other in [two_float * times for times in scales]]
+
+    def _masked_values(self, slot: Any, middle: float) -> List[Tuple[Any, float]]:
+        """The node's values in the masked columns of the resources it has,
+        given its value ``middle`` in the joint column of ratio one: those
+        of :func:`column_value`, the joint part made once."""
+        remaining = slot.remaining
+        found = []
+        for name, key in self.masked.items():
+            amount = remaining.get(name)
+            if amount is not None:
+                value = float(amount) * MASK
+                found.append((key, middle if middle < value else value))
+        return found
 
     def _rewrite(self, index: int, position: int, key: Any, values: List[float],
                  value: float) -> None:
@@ -647,7 +660,7 @@ class NodeClass:
         once."""
         column = self.masked.get(name)
         if column is None:
-            middle = self.joint[RATIOS.index(0)]
+            middle = self.joint[MIDDLE]
             column = self.masked[name] = JointColumn(("masked", ((name, MASK),) + middle[1]))
             self.add_column(column)
         return column
