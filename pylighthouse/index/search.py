@@ -196,6 +196,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     if plain is not None:
         plain.stamped = True
     for index in candidates:
+        if counted is not None and not blocks[index].counts[counted]:
+            # (no node of the block has every resource asked that only some
+            # have, by its count: it refuses, as a block short by its
+            # bounds does; most blocks passing the first column that refuse
+            # do so here, so this comes before their other bounds)
+            continue
         short = False  # (the block's bounds fall short on another column)
         for column, threshold in bounded:
             if column[index] < threshold:
@@ -218,12 +224,11 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if high is not None and block.keys[0] >= high:
             return None
         start = offset if index == first else 0
-        # (no node of the block has every resource asked that only some
-        # have, by its count; or enough of both joint resources, by its
+        # (no node of the block has enough of both joint resources, by its
         # frontier: the whole block refuses)
-        refuses = counted is not None and not block.counts[counted]
+        refuses = False
         frontier = block.frontier
-        if frontier and both is not None and not refuses:
+        if frontier and both is not None:
             if both is _UNKNOWN:
                 both = _thresholds(nodes, sieve)
             refuses = both is not None and short_of_both(frontier, both)
