@@ -7,7 +7,9 @@ class has each required name), either the sieve's columns (see
 of the class have, that resource: those nodes are tried directly (a
 workload pinned by a hostname tag costs a lookup, not a scan). Plans are
 kept per shape until the classes change. A class's joint columns are made
-and dropped here too (:func:`review_joint`): only where they pay.
+and dropped here too, only where they pay (:func:`review_joint`), and its
+masked columns made, where nodes move at every placement
+(:func:`make_plan`).
 
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
@@ -47,7 +49,8 @@ _SERIALS = count()
 class Entry:
     """How to search one class for a shape: ``tag`` (try the few nodes that
     have that resource) or ``pairs`` (sieve on these columns: a fixed
-    threshold, or ``None`` for the workload's own requirement). ``wards``:
+    threshold, ``None`` for the workload's own requirement, :data:`JOINT`
+    or :data:`MASKED` for the workload's own scaled least). ``wards``:
     the class's resources below zero that the shape neither asks for nor is
     immune to (a node must have offset them to zero or more), either way
     (each has a column, for :meth:`closed`). ``floor``: the shape's
