@@ -80,7 +80,10 @@ OPEN = ""
 
 class JointColumn(Tuple[Any, ...]):
     """The key of a joint column, ``("joint", ((first, scale), (second,
-    scale)))`` (see :meth:`NodeClass.make_joint`), hashed and compared by
+    scale)))`` (see :meth:`NodeClass.make_joint`), or of a masked one,
+    ``("masked", ((name, MASK), (first, scale), (second, scale)))`` (see
+    :meth:`NodeClass.mask`): a node's value is the least of its scaled
+    quantities left (:func:`column_value`). Hashed and compared by
     identity: a search and a placement look columns up by key a score of
     times, and a plain tuple's hash is computed anew each time, over its
     nested tuples. Each key is made once and used as that object."""
