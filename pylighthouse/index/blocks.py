@@ -60,7 +60,8 @@ RATIOS = (-2, -1, 0, 1, 2)
 #: any quantity of it above zero times this passes the joint part, of
 #: scale about one over the class's typical capacity.
 MASK = 2.0 ** 64
-#: Where the joint column of ratio one sits among the joint columns.
+#: Where the joint column of ratio one sits among the joint columns
+#: (:data:`RATIOS` runs by steps of one).
 MIDDLE = RATIOS.index(0)
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
@@ -670,10 +671,10 @@ class NodeClass:
 
     def drop_joint(self) -> None:
         """Forget the joint columns, and the masked ones. O(B x J)."""
-        joint = self.joint + tuple(self.masked.values())
+        dropped = self.joint + tuple(self.masked.values())
         self.joint = self.scales = None
         self.masked = {}
-        for key in joint:
+        for key in dropped:
             self.columns.remove(key)
             del self.bounds[key]
             del self.tops[key]

@@ -311,14 +311,13 @@ class NodeIndex:
                 continue
             joint = set(before.joint or ()) | set(before.masked.values())
             for column in before.columns:
-                if column not in joint:  # (the joint and masked ones are made below)
+                # (the joint ones are made below; the masked ones, keyed by
+                # the other index's joint columns, by the plans that use them)
+                if column not in joint:
                     nodes.add_column(column)
             if before.joint is not None and nodes.joint is None \
                     and all(nodes.bearers.get(name) for name, _ in before.joint[0][1]):
                 nodes.make_joint([name for name, _ in before.joint[0][1]])
-                for name in before.masked:
-                    if 0 < len(nodes.bearers.get(name, ())) < nodes.size:
-                        nodes.mask(name)
 
     def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
                         key: Any, groups: FrozenSet[str] = NO_GROUPS,

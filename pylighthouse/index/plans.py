@@ -18,7 +18,7 @@ from bisect import bisect_left
 from itertools import count
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from .blocks import Floor, LOWEST, OPEN, RATIOS, NodeClass
+from .blocks import MIDDLE, Floor, LOWEST, OPEN, RATIOS, NodeClass
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
 
@@ -213,9 +213,6 @@ class Plan:
         self.entries = entries
 
 
-#: Where the joint column of ratio one sits (:data:`.blocks.RATIOS` runs
-#: by steps of one).
-_MIDDLE = RATIOS.index(0)
 #: The ratios halfway (in logarithm) between those of two joint columns
 #: next to each other: ``bisect_left`` over them gives the nearest column.
 _HALFWAY = tuple(4.0 ** (power + 0.5) for power in RATIOS[:-1])
@@ -226,9 +223,9 @@ def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[A
     next to it, each with the workload's threshold on it: the same float
     operations on its requirements as on a node's room (so rounding keeps
     every node that has enough of both)."""
-    (first, scale), (second, base) = joint[_MIDDLE][1]
+    (first, scale), (second, base) = joint[MIDDLE][1]
     one, two = floats[first], floats[second]
-    at = _MIDDLE
+    at = MIDDLE
     below = two * base
     if 0 < below < math.inf:
         ratio = one * scale / below
