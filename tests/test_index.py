@@ -106,7 +106,15 @@ def check_index(distributor):
             assert block.keys == [s.key for s in block.slots]
             assert set(block.cols) == set(nodes.columns) == set(nodes.bounds)
             for column, values in block.cols.items():
-                assert values == [column_value(s, column) for s in block.slots], column
+                exact = [column_value(s, column) for s in block.slots]
+                if column in nodes.set_masked.values():
+                    # (a set column comes down lazily: never below a node's
+                    # own value, minus infinity exactly where it is; a block
+                    # it calls sharp holds the nodes' own values)
+                    assert all(value >= own for value, own in zip(values, exact)), column
+                    assert [value == NEG for value in values] == [own == NEG for own in exact]
+                else:
+                    assert values == exact, column
                 assert nodes.bounds[column][at] == max(values), column
             if block.frontier:  # (kept: it must be what it would be made now)
                 assert nodes.joint is not None
@@ -128,6 +136,16 @@ def check_index(distributor):
             for k in s.node.resources:
                 bearers.setdefault(k, set()).add(s)
         assert nodes.bearers == bearers
+        # (each set column is over the set it is kept for, and each node's
+        # list of the set columns of the sets it has all of, when made, whole)
+        assert all(sorted(names) == [name for name, _ in column[1][:len(names)]]
+                   and column[0] == "set" and column in nodes.columns
+                   for names, column in nodes.set_masked.items())
+        assert set(nodes.set_held) <= set(members)
+        for s, held in nodes.set_held.items():
+            assert sorted(map(id, held)) == sorted(
+                id(column) for names, column in nodes.set_masked.items()
+                if names <= set(s.node.resources))
         # (each node's list of counted sets it has all of, when made, is whole)
         assert set(nodes.held) <= set(members)
         for s, held in nodes.held.items():
@@ -1384,3 +1402,58 @@ def test_a_flavour_seen_before_reuses_its_sieve_until_the_plan_changes(strategy)
     assert len(made) == 2
     place([{"name": "b0", "requirements": {"cpu": 2, "mem": 1}}])
     assert len(made) == 3 and made[2][1] != made[0][1]
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+def test_a_set_of_kinds_that_fit_nowhere_gets_a_set_column(strategy):
+    """Where nodes keep their order, a search for two kinds or more (each
+    on part of the nodes) that finds no node makes the class a *set
+    column* for them; later sieves for them are led by it. Its values come
+    down lazily: placements leave them at least the nodes' own, a block
+    looked inside in vain brings them down, and room given back raises
+    them at once. Every decision is the reference's and the index is
+    checked after each step."""
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 4, "mem": 16, **({"a": 2, "b": 2, "c": 2} if at % 2 else {"d": 5})}}
+        for at in range(120)]
+    fast = make(strategy, nodes, None, True, load=4, joint="eager")
+    reference = Reference(strategy, nodes, None)
+
+    def step(workloads):
+        assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+    (nodes_class,) = fast._index._classes.values()
+    trio = frozenset("abc")
+    step([{"name": f"w{at:03d}", "requirements": {"cpu": 1, "mem": 2, "a": 1, "b": 1, "c": 1}}
+          for at in range(20)])
+    assert trio not in nodes_class.set_masked
+    # (three of a kind on no node: found nowhere, and the set column made)
+    step([{"name": "big", "requirements": {"cpu": 1, "mem": 2, "a": 3, "b": 1, "c": 1}}])
+    column = nodes_class.set_masked[trio]
+    assert column[0] == "set" and [name for name, _ in column[1][:3]] == ["a", "b", "c"]
+    # (the nodes having the kinds lose their cpu to workloads asking for
+    # one kind only: the column's values stay where they were, above the
+    # nodes' own)
+    step([{"name": f"x{at:03d}", "requirements": {"cpu": 3, "mem": 1, "a": 0}}
+          for at in range(60)])
+
+    def above():
+        return sum(value > column_value(slot, column) for block in nodes_class.blocks
+                   for value, slot in zip(block.cols[column], block.slots))
+
+    stale = above()
+    assert stale
+    # (a search for the three kinds is led by the column, looks inside the
+    # blocks whose bounds pass in vain, and brings their values down)
+    step([{"name": "probe", "requirements": {"cpu": 2, "mem": 1, "a": 1, "b": 1, "c": 1}}])
+    assert [record.sieve for record in [*nodes_class.refusals.values(), nodes_class.scratch]
+            if record.sieve and record.sieve[0][0] is column]
+    assert above() < stale
+    # (room given back: the nodes' values rise at once)
+    released = [name for name in sorted(reference.assignments()) if name[0] == "x"][::3]
+    assert run(("release", released), fast) == run_reference(("release", released), reference)
+    check_index(fast)
+    step([{"name": f"y{at:03d}", "requirements": {"cpu": 1, "mem": 2, "c": 1, "a": 1, "b": 1}}
+          for at in range(30)])

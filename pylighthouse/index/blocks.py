@@ -13,7 +13,7 @@ cover the open nodes that have it. Columns are made when a search first
 needs them: a resource only one node has (a hostname tag) never gets one,
 it is found through ``bearers``, resource -> the nodes that have it.
 
-Bounds are exact at all times: raising a value raises the bound, lowering
+Bounds are exact at all times (set columns aside, below): raising a value raises the bound, lowering
 the value that was the bound recomputes it from the block's column (O(L) in
 C for L nodes a block). Floats never reverse the order of two quantities,
 so a float bound below a requirement's float proves that no node of the
@@ -34,7 +34,15 @@ them all, which the block keeps per set of such resources
 class with joint columns, such a resource also gets a *masked* column
 (:meth:`NodeClass.mask`): the joint column of ratio one, on the nodes that
 have some of the resource left, minus infinity elsewhere; its bounds turn
-away the blocks whose nodes having the resource are full.
+away the blocks whose nodes having the resource are full. Where nodes keep
+their order (Prioritized, RoundRobin), a set of two or more such resources
+that a search found on no node gets a *set column* (:meth:`NodeClass.mask_set`),
+the same over all of them: later searches for the set, above all those that
+find nothing, pass in C the blocks whose nodes having the set have no room.
+It alone is kept lazily: a placement leaves a node's value as it was (at
+least its own, so it still passes every node that fits), and a search that
+looked inside a block in vain brings the block's values and bound down
+(:meth:`NodeClass.sharpen`).
 
 A node re-ranked by a change of its room (BinPack, BestFit) moves with the
 column values it keeps (:meth:`NodeClass.move`); most moves stay inside
@@ -47,7 +55,7 @@ block O(C + L).
 """
 import math
 from bisect import bisect_left
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
            "column_value", "at_least"]
@@ -226,7 +234,7 @@ class NodeClass:
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
                  "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
-                 "counted", "held", "masked")
+                 "counted", "held", "masked", "set_masked", "set_held", "set_pair")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -276,6 +284,11 @@ class NodeClass:
         self.held: Dict[Any, List[FrozenSet[str]]] = {}
         # The masked columns, per resource (see :meth:`mask`).
         self.masked: Dict[str, Any] = {}
+        # The set columns, per set of resources (see :meth:`mask_set`), and
+        # per node those of the sets it has all of.
+        self.set_masked: Dict[FrozenSet[str], Any] = {}
+        self.set_held: Dict[Any, List[Any]] = {}
+        self.set_pair: Optional[Tuple[Tuple[str, float], ...]] = None
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
@@ -311,6 +324,7 @@ class NodeClass:
     def forget(self, slot: Any) -> None:
         """``slot`` left the class (after :meth:`delete`). O(1)."""
         self.held.pop(slot, None)
+        self.set_held.pop(slot, None)
 
     def refused(self, shape: Any, needed: Tuple[Any, ...], keep: bool = False) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be
@@ -515,6 +529,9 @@ class NodeClass:
             taken.update(zip(joint, joint_values))
             if self.masked:
                 taken.update(self._masked_values(slot, joint_values[MIDDLE]))
+        if self.set_masked:
+            for key in self._set_columns(slot):
+                taken[key] = column_value(slot, key)
         slot.key = key
         self.insert(slot, taken)
 
@@ -567,6 +584,11 @@ class NodeClass:
             if self.masked:
                 for key, value in self._masked_values(slot, joint_values[MIDDLE]):
                     self._rewrite(index, position, key, cols[key], value)
+        if grew and self.set_masked:
+            # (a set column stays as it was while the node only loses room:
+            # see :meth:`mask_set`)
+            for key in self._set_columns(slot):
+                self._rewrite(index, position, key, cols[key], column_value(slot, key))
 
     def _joint_values(self, slot: Any) -> List[float]:
         """The node's values in the joint columns: those of
@@ -592,6 +614,74 @@ class NodeClass:
                 value = float(amount) * MASK
                 found.append((key, middle if middle < value else value))
         return found
+
+    def _set_columns(self, slot: Any) -> List[Any]:
+        """The set columns of the sets of resources ``slot`` has all of.
+        O(1) mostly."""
+        held = self.set_held.get(slot)
+        if held is None:
+            keys = slot.node.resources.keys()
+            held = self.set_held[slot] = [key for names, key in self.set_masked.items()
+                                          if names <= keys]
+        return held
+
+    def mask_set(self, names: FrozenSet[str], asked: Sequence[str]) -> Any:
+        """The *set column* of ``names`` (two or more resources only some
+        nodes of the class have), made at the first call if ``asked``
+        (resources every node has, asked for) holds two: a node's value is
+        the least of its quantities left of ``names`` times :data:`MASK`
+        and of two resources scaled as a joint column scales them (those of
+        the joint column of ratio one, if the class has it and ``asked``
+        holds them; else the two of ``asked`` the class has the least left
+        of, chosen at the class's first set column and kept), so minus
+        infinity where it lacks one of ``names`` and at most zero where it
+        has none left of one. A workload asking for ``names`` and both
+        resources meets it with the same least of its own quantities.
+        ``None`` when there is no such column (nor will be: at most
+        :data:`MAX_HOLDING` a class).
+
+        Unlike every other column, its values come down lazily: a node
+        losing room keeps its value (at least its own, so that it still
+        passes every node that fits), and :meth:`sharpen` rewrites a
+        block's when a search looked inside the block in vain. A node
+        gaining room, joining or moving gets its own value at once.
+        Cost: O(H log N) for H nodes having ``names``, and O(N) in C, once;
+        choosing the two resources O(N x R), once a class."""
+        column = self.set_masked.get(names)
+        if column is not None or len(self.set_masked) >= MAX_HOLDING:
+            return column
+        if self.joint is not None and all(name in asked for name, _ in self.joint[MIDDLE][1]):
+            pair = self.joint[MIDDLE][1]
+        else:
+            if self.set_pair is None and len(asked) >= 2:
+                two = self.tightest(asked)
+                scales = self.typical(two)
+                self.set_pair = tuple((name, scales[name]) for name in two)
+            pair = self.set_pair
+            if pair is None or any(name not in asked for name, _ in pair):
+                return None
+        column = self.set_masked[names] = JointColumn(
+            ("set", tuple((name, MASK) for name in sorted(names)) + pair))
+        made = [[NEG] * len(block.slots) for block in self.blocks]
+        set_held = self.set_held
+        for slot in set.intersection(*(self.bearers[name] for name in names)):
+            index, position = self.locate(slot.key)
+            made[index][position] = column_value(slot, column)
+            known = set_held.get(slot)
+            if known is not None:
+                known.append(column)
+        self.add_column(column, made)
+        return column
+
+    def sharpen(self, index: int, names: FrozenSet[str], key: Any) -> None:
+        """Bring the values of block ``index`` in the set column ``key`` (of
+        ``names``) down to the nodes' own, and its bound with them. O(L)."""
+        block = self.blocks[index]
+        values = block.cols[key]
+        slots = block.slots
+        for at in block.holding(names):
+            values[at] = column_value(slots[at], key)
+        self.bounds[key][index] = max(values)
 
     def _rewrite(self, index: int, position: int, key: Any, values: List[float],
                  value: float) -> None:

@@ -37,7 +37,7 @@ from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Pro
 from ..model import Workload
 from ..quantities import ZERO
 from .blocks import Floor, NodeClass, at_least
-from .plans import FEW, Entry, Plan, joint_policy, make_plan, review_joint
+from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class, refusing_run
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
@@ -309,7 +309,8 @@ class NodeIndex:
             before = other._classes.get(keys)
             if before is None:
                 continue
-            joint = set(before.joint or ()) | set(before.masked.values())
+            joint = set(before.joint or ()) | set(before.masked.values()) \
+                | set(before.set_masked.values())
             for column in before.columns:
                 # (the joint ones are made below; the masked ones, keyed by
                 # the other index's joint columns, by the plans that use them)
@@ -382,6 +383,12 @@ class NodeIndex:
                 return found
         if not groups:
             self._remember_nowhere(shape, requirements)
+            # (a set of kinds found nowhere gets its set column, see
+            # :meth:`~.blocks.NodeClass.mask_set`)
+            for entry in plan.entries:
+                if entry.settable is not None and entry.holding is not None:
+                    entry.nodes.mask_set(entry.holding, asked_by_all(
+                        entry.nodes, requirements, entry.settable))
         return None
 
     def _earliest(self, plan: Plan, workload: Workload, groups: FrozenSet[str],

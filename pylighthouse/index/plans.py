@@ -9,7 +9,9 @@ workload pinned by a hostname tag costs a lookup, not a scan). Plans are
 kept per shape until the classes change. A class's joint columns are made
 and dropped here too, only where they pay (:func:`review_joint`), and its
 masked columns made, where nodes move at every placement
-(:func:`make_plan`).
+(:func:`make_plan`); where they keep their order, a set column leads the
+sieves of a set of resources only some nodes have once a search for it
+found no node (:meth:`Entry.sieve`).
 
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
@@ -58,10 +60,13 @@ class Entry:
     ``holding``: the resources the shape asks for that only some nodes of
     the class have (a node lacking one cannot take it), or ``None``;
     ``kinds_last``: ``pairs`` with those last, when there are two or more
-    (see :meth:`sieve`)."""
+    (see :meth:`sieve`). ``settable``: the shape's immunities, when its
+    sieves may be led by the set column of :attr:`holding` (two or more
+    resources, asked for, not immune to, where nodes keep their order), or
+    ``None``."""
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
-                 "kinds_last")
+                 "kinds_last", "settable")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -77,6 +82,9 @@ class Entry:
         self.serial = next(_SERIALS)
         self.floor: Optional[Floor] = None
         self.kinds_last = pairs
+        # (the shape's immunities, when a set column of :attr:`holding` may
+        # lead its sieves, see :meth:`~.blocks.NodeClass.mask_set`)
+        self.settable: Optional[FrozenSet[str]] = None
         if holding is not None and len(holding) > 1:
             self.kinds_last = [pair for pair in pairs if pair[0] not in holding] + \
                 [pair for pair in pairs if pair[0] in holding]
@@ -113,8 +121,17 @@ class Entry:
         :meth:`~.blocks.Block.holding`). One such resource alone still
         leads: when it runs out, as a scarce device does, its bounds turn
         away runs of blocks. (Such a shape keeps no floor, see
-        :func:`.nodes.floor_run`.)"""
+        :func:`.nodes.floor_run`.) Once the class has a set column for the
+        two or more (made when a search for them found no node, see
+        :meth:`~.blocks.NodeClass.mask_set`), it leads, if the workload
+        asks for, and is not immune to, its two other resources."""
         pairs: List[Tuple[Any, float]] = []
+        holding = self.holding
+        if self.settable is not None and holding is not None and self.nodes.set_masked:
+            key = self.nodes.set_masked.get(holding)
+            if key is not None and all(name in floats and name not in self.settable
+                                       for name, _ in key[1]):
+                pairs.append((key, min([floats[name] * scale for name, scale in key[1]])))
         for key, fixed in (self.kinds_last if kinds_last else self.pairs):
             if fixed is JOINT:
                 pairs.extend(_joints(floats, key))
@@ -125,8 +142,8 @@ class Entry:
         return pairs
 
 
-def _asked_by_all(nodes: NodeClass, needed: Mapping[str, Any],
-                  immunities: FrozenSet[str]) -> List[str]:
+def asked_by_all(nodes: NodeClass, needed: Mapping[str, Any],
+                 immunities: FrozenSet[str]) -> List[str]:
     """The resources the shape asks for (not immune) that every node of the class has."""
     return [name for name in needed if name not in immunities
             and len(nodes.bearers[name]) == nodes.size]
@@ -138,7 +155,7 @@ def _add_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: FrozenSe
     asks for each of its resources."""
     joint = nodes.joint
     if joint is not None:
-        asked = _asked_by_all(nodes, needed, immunities)
+        asked = asked_by_all(nodes, needed, immunities)
         if all(name in asked for name, _ in joint[0][1]):
             pairs.insert(0, (joint, JOINT))
 
@@ -181,7 +198,7 @@ def review_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: Frozen
     changed = False
     if nodes.joint is None:
         if (period or not waste) and rate >= waste and nodes.size > size:
-            asked = _asked_by_all(nodes, needed, immunities)
+            asked = asked_by_all(nodes, needed, immunities)
             if len(asked) >= 2:
                 nodes.make_joint(nodes.tightest(asked))
                 nodes.trial = rate
@@ -304,4 +321,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     # (the resources asked for that only some nodes of the class have: a
     # search looks inside a block at the nodes having them all)
     holding = frozenset(name for name in names if len(bearers[name]) < nodes.size)
-    return Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
+    entry = Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
+    if not masking and len(partial) > 1 and all(fixed is None for _, fixed in partial):
+        entry.settable = immunities
+    return entry

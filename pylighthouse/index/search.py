@@ -73,7 +73,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Seq
 
 from ..fit import check_fit
 from ..model import Workload
-from .blocks import NodeClass, Refused
+from .blocks import JointColumn, NodeClass, Refused
 
 __all__ = ["first_in_class", "first_among", "acceptable", "refusing_run", "Sieve"]
 
@@ -180,6 +180,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 stamps[done:skip] = versions[done:skip]
             done = skip
     (lead, least), rest = sieve[0], sieve[1:NEAR]
+    # (a set column leads: a block looked inside in vain brings its values
+    # down, see :meth:`~.blocks.NodeClass.sharpen`)
+    sharpening = holding is not None and type(lead) is JointColumn and lead[0] == "set"
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
@@ -276,6 +279,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                     continue
                 if check_fit(slot.remaining, workload) is None:
                     return slot
+        if sharpening and holding is not None:
+            nodes.sharpen(index, holding, lead)
         if whole:
             if write:
                 stamps[index] = versions[index]
