@@ -300,3 +300,18 @@ def test_the_matrix_runs_each_cells_sizes_back_to_back(capsys, monkeypatch):
         ("10x100", "types", "BinPack"), ("10x100", "types", "BestFit"),
         ("10x100", "over", "BinPack"), ("10x100", "over", "BestFit"),
         ("20x200", "over", "BinPack"), ("20x200", "over", "BestFit")]
+
+
+def test_a_tiny_misses_run_counts_every_search_of_every_strategy(capsys):
+    import misses
+    rows = misses.main(["--sizes", "30x300", "--mixes", "over", "types"])
+    assert [(row["mix"], row["strategy"]) for row in rows] == [
+        (mix, strategy) for mix in ("over", "types")
+        for strategy in ("Prioritized", "RoundRobin", "BinPack", "BestFit")]
+    for row in rows:
+        # (every workload of the call is searched for at least once)
+        assert row["found"] + row["missed"] >= 300
+        assert (row["ratio"] is None) == (not row["found"] or not row["missed"])
+    # (an over-subscribed cluster leaves workloads out, whatever the strategy)
+    assert all(row["missed"] and row["missed_us"] > 0 for row in rows if row["mix"] == "over")
+    assert "| BestFit |" in capsys.readouterr().out
