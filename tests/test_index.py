@@ -707,8 +707,8 @@ def run_many_kinds(strategy, seed, load, floors):
     """Step a fast distributor and the reference (BestFit's twin) through
     the ``kinds`` mix, checking every decision, the state and the index at
     each step; return how many kept holder lists, counts of holders,
-    sieves for two kinds or more and sieves led by a masked column the
-    index held along the way."""
+    sieves for two kinds or more, sieves led by a masked column and set
+    columns the index held along the way."""
     import random
     sys_path_benchmarks()
     import mixes
@@ -719,7 +719,7 @@ def run_many_kinds(strategy, seed, load, floors):
     fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
     reference = BestFitReference(nodes, None) if strategy == "BestFit" \
         else Reference(strategy, nodes, mixes.RUBRIC)
-    kept = counted = sieves = masked = 0
+    kept = counted = sieves = masked = sets = 0
     for at in range(0, 900, 150):
         if at == 450:
             placed = sorted(reference.assignments())
@@ -753,6 +753,9 @@ def run_many_kinds(strategy, seed, load, floors):
                     assert record.sieve[0][0] in nodes_class.masked.values()
                     masked += 1
             assert not nodes_class.masked or strategy in ("BinPack", "BestFit")
+            # (set columns: only where nodes keep their order)
+            assert not nodes_class.set_masked or strategy in ("Prioritized", "RoundRobin")
+            sets += len(nodes_class.set_masked)
         # (a shape asking for resources only some nodes have keeps no floor)
         assert not [entry for plan in fast._index._plans.values() for entry in plan.entries
                     if entry.holding is not None and entry.floor is not None]
@@ -769,7 +772,7 @@ def run_many_kinds(strategy, seed, load, floors):
         assert run(operation, fast) == run_reference(operation, reference), operation
         assert_same_state(fast, reference)
         check_index(fast)
-    return kept, counted, sieves, masked
+    return kept, counted, sieves, masked, sets
 
 
 @settings(max_examples=24, deadline=None)
@@ -795,15 +798,16 @@ def test_many_kinds_take_the_paths_for_kinds(strategy):
     """On fixed problems of the ``kinds`` mix, the searches above do look
     inside blocks by the nodes' kinds and sieve for two kinds or more
     (Prioritized, RoundRobin), or count the nodes having two kinds or more
-    (BinPack, BestFit), so the test above checks those paths, whatever
-    seeds it draws."""
-    kept = counted = sieves = masked = 0
+    (BinPack, BestFit), and make set columns for kinds found nowhere
+    (Prioritized, RoundRobin), so the test above checks those paths,
+    whatever seeds it draws."""
+    kept = counted = sieves = masked = sets = 0
     for seed in (0, 1):
         found = run_many_kinds(strategy, seed, 4, "cached")
         kept, counted = kept + found[0], counted + found[1]
-        sieves, masked = sieves + found[2], masked + found[3]
+        sieves, masked, sets = sieves + found[2], masked + found[3], sets + found[4]
     if strategy in ("Prioritized", "RoundRobin"):
-        assert kept and sieves, (kept, sieves)
+        assert kept and sieves and sets, (kept, sieves, sets)
     else:
         assert counted and masked, (counted, masked)
 
