@@ -61,7 +61,7 @@ def settings_of(indexed, load=2, joint="eager", floors="eager"):
             mock.patch.multiple(plans, JOINT_WINDOW=policy[0], JOINT_WASTE=policy[1],
                                 JOINT_GAIN=policy[2], JOINT_SIZE=policy[3]), \
             mock.patch.multiple(index_nodes, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
-                                FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3]):
+                                FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0):
         yield
 
 
@@ -1461,3 +1461,12 @@ def test_a_set_of_kinds_that_fit_nowhere_gets_a_set_column(strategy):
     check_index(fast)
     step([{"name": f"y{at:03d}", "requirements": {"cpu": 1, "mem": 2, "c": 1, "a": 1, "b": 1}}
           for at in range(30)])
+    # (with the library's own settings, a class of fewer blocks than
+    # SET_BLOCKS makes none: a search finding nothing there is short)
+    small = {"Prioritized": lighthouse.PrioritizedDistributor,
+             "RoundRobin": lighthouse.RoundRobinDistributor}[strategy](nodes)
+    assert small.attempt_assign_loads(
+        [{"name": "big", "requirements": {"cpu": 1, "mem": 2, "a": 3, "b": 1, "c": 1}}]) \
+        == {"big": None}
+    (small_class,) = small._index._classes.values()
+    assert len(small_class.blocks) < index_nodes.SET_BLOCKS and not small_class.set_masked

@@ -36,7 +36,8 @@ class with joint columns, such a resource also gets a *masked* column
 have some of the resource left, minus infinity elsewhere; its bounds turn
 away the blocks whose nodes having the resource are full. Where nodes keep
 their order (Prioritized, RoundRobin), a set of two or more such resources
-that a search found on no node gets a *set column* (:meth:`NodeClass.mask_set`),
+that a search found on no node gets a *set column* (:meth:`NodeClass.mask_set`;
+in a class of at least :data:`~.nodes.SET_BLOCKS` blocks),
 the same over all of them: later searches for the set, above all those that
 find nothing, pass in C the blocks whose nodes having the set have no room.
 It alone is kept lazily: a placement leaves a node's value as it was (at
