@@ -530,9 +530,6 @@ class NodeClass:
             taken.update(zip(joint, joint_values))
             if self.masked:
                 taken.update(self._masked_values(slot, joint_values[MIDDLE]))
-        if self.set_masked:
-            for key in self._set_columns(slot):
-                taken[key] = column_value(slot, key)
         slot.key = key
         self.insert(slot, taken)
 
@@ -645,7 +642,8 @@ class NodeClass:
         losing room keeps its value (at least its own, so that it still
         passes every node that fits), and :meth:`sharpen` rewrites a
         block's when a search looked inside the block in vain. A node
-        gaining room, joining or moving gets its own value at once.
+        gaining room or joining gets its own value at once. (Made only
+        where nodes keep their order: no node of the class ever moves.)
         Cost: O(H log N) for H nodes having ``names``, and O(N) in C, once;
         choosing the two resources O(N x R), once a class."""
         column = self.set_masked.get(names)

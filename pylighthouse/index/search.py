@@ -182,7 +182,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     (lead, least), rest = sieve[0], sieve[1:NEAR]
     # (a set column leads: a block looked inside in vain brings its values
     # down, see :meth:`~.blocks.NodeClass.sharpen`)
-    sharpening = holding is not None and type(lead) is JointColumn and lead[0] == "set"
+    sharpening = holding if type(lead) is JointColumn and lead[0] == "set" else None
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
@@ -279,8 +279,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                     continue
                 if check_fit(slot.remaining, workload) is None:
                     return slot
-        if sharpening and holding is not None:
-            nodes.sharpen(index, holding, lead)
+        if sharpening is not None:
+            nodes.sharpen(index, sharpening, lead)
         if whole:
             if write:
                 stamps[index] = versions[index]
