@@ -650,7 +650,7 @@ class NodeClass:
         gaining room or joining gets its own value at once. (Made only
         where nodes keep their order: no node of the class ever moves.)
         Cost: O(H log N) for H nodes having ``names``, and O(N) in C, once;
-        choosing the two resources O(N x R), once a class."""
+        choosing the two resources (see :meth:`tightest`), once a class."""
         column = self.set_masked.get(names)
         if column is not None or len(self.set_masked) >= MAX_HOLDING:
             return column
@@ -708,7 +708,7 @@ class NodeClass:
         of them in a class of fewer). Only how fast searches run depends
         on the choice. O(R x SAMPLED x L)."""
         blocks = self.blocks
-        sample = blocks[::-(-len(blocks) // SAMPLED)] if blocks else blocks
+        sample = blocks[::max(1, -(-len(blocks) // SAMPLED))]
         shares = {}
         for name in names:
             left = total = 0.0

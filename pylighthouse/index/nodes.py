@@ -396,6 +396,7 @@ class NodeIndex:
             # of many blocks, see :meth:`~.blocks.NodeClass.mask_set`)
             for entry in plan.entries:
                 if entry.settable is not None and entry.holding is not None \
+                        and entry.holding not in entry.nodes.set_masked \
                         and len(entry.nodes.blocks) >= self._set_blocks:
                     entry.nodes.mask_set(entry.holding, asked_by_all(
                         entry.nodes, requirements, entry.settable))

@@ -131,15 +131,23 @@ class Entry:
             key = self.nodes.set_masked.get(holding)
             if key is not None and all(name in floats and name not in self.settable
                                        for name, _ in key[1]):
-                pairs.append((key, min([floats[name] * scale for name, scale in key[1]])))
+                pairs.append((key, _scaled_least(floats, key)))
         for key, fixed in (self.kinds_last if kinds_last else self.pairs):
             if fixed is JOINT:
                 pairs.extend(_joints(floats, key))
             elif fixed is MASKED:
-                pairs.append((key, min([floats[name] * scale for name, scale in key[1]])))
+                pairs.append((key, _scaled_least(floats, key)))
             else:
                 pairs.append((key, floats[key] if fixed is None else fixed))
         return pairs
+
+
+def _scaled_least(floats: Mapping[str, float], key: Any) -> float:
+    """A workload's threshold on a masked or set column ``key``: the least
+    of its requirements of the column's resources, each times the column's
+    scale for it (the same float operations as on a node's room)."""
+    least: float = min([floats[name] * scale for name, scale in key[1]])
+    return least
 
 
 def asked_by_all(nodes: NodeClass, needed: Mapping[str, Any],
