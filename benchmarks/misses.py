@@ -13,7 +13,10 @@ library's interface. Run::
 
 Per mix, size and strategy it prints how many searches found a node and
 how many found none, the microseconds of each on average, and their
-ratio. BestFit searches a call once or twice more in another order (see
+ratio; and the microseconds of putting a found workload on its node
+(the distributor's ``_place``: its records and the node index brought up
+to date), and the ratio of a miss to a whole successful placement (its
+search and its putting). BestFit searches a call once or twice more in another order (see
 :class:`~pylighthouse.BestFitDistributor`): every search of every order
 counts.
 """
@@ -50,27 +53,41 @@ def measure(mix: str, strategy: str, size: str) -> Dict[str, Any]:
         total[1] += spent
         return found
 
+    place = distributor._place
+    placing = [0, 0.0]
+
+    def timed_place(*args: Any) -> Any:
+        start = clock()
+        place(*args)
+        placing[0] += 1
+        placing[1] += clock() - start
+
     distributor._choose = timed  # type: ignore[method-assign]
+    distributor._place = timed_place  # type: ignore[method-assign]
     gc.collect()
     distributor.attempt_assign_loads(workloads)
     (found, found_s), (missed, missed_s) = totals[True], totals[False]
     found_us = 1e6 * found_s / found if found else 0.0
     missed_us = 1e6 * missed_s / missed if missed else 0.0
+    place_us = 1e6 * placing[1] / placing[0] if placing[0] else 0.0
     return {"mix": mix, "strategy": strategy, "size": size, "found": found,
             "missed": missed, "found_us": found_us, "missed_us": missed_us,
-            "ratio": missed_us / found_us if found and missed else None}
+            "place_us": place_us,
+            "ratio": missed_us / found_us if found and missed else None,
+            "to_placement": missed_us / (found_us + place_us) if found and missed else None}
 
 
 def table(rows: Sequence[Dict[str, Any]]) -> str:
     head = ("mix", "size", "strategy", "found", "missed", "us found", "us missed",
-            "missed / found")
+            "us placing", "missed / found", "missed / placement")
     lines = [" | ".join(head), " | ".join("---" for _ in head)]
     for row in rows:
-        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
+        ratios = ["-" if row[key] is None else f"{row[key]:.2f}"
+                  for key in ("ratio", "to_placement")]
         lines.append(" | ".join([row["mix"], row["size"], row["strategy"],
                                  f"{row['found']:,}", f"{row['missed']:,}",
                                  f"{row['found_us']:,.1f}", f"{row['missed_us']:,.1f}",
-                                 ratio]))
+                                 f"{row['place_us']:,.1f}"] + ratios))
     return "\n".join(lines)
 
 

@@ -312,6 +312,11 @@ def test_a_tiny_misses_run_counts_every_search_of_every_strategy(capsys):
         # (every workload of the call is searched for at least once)
         assert row["found"] + row["missed"] >= 300
         assert (row["ratio"] is None) == (not row["found"] or not row["missed"])
+        assert (row["to_placement"] is None) == (row["ratio"] is None)
+        # (every workload found is put on its node once at least)
+        assert (row["place_us"] > 0) == (row["found"] > 0)
+        if row["ratio"] is not None:
+            assert row["to_placement"] < row["ratio"]
     # (an over-subscribed cluster leaves workloads out, whatever the strategy)
     assert all(row["missed"] and row["missed_us"] > 0 for row in rows if row["mix"] == "over")
     assert "| BestFit |" in capsys.readouterr().out

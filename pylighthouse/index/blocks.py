@@ -59,7 +59,7 @@ from bisect import bisect_left
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
-           "column_value", "at_least"]
+           "column_value"]
 
 NEG = float("-inf")
 INF = float("inf")
@@ -666,14 +666,17 @@ class NodeClass:
                 return None
         column = self.set_masked[names] = JointColumn(
             ("set", tuple((name, MASK) for name in sorted(names)) + pair))
-        made = [[NEG] * len(block.slots) for block in self.blocks]
+        made = []
         set_held = self.set_held
-        for slot in set.intersection(*(self.bearers[name] for name in names)):
-            index, position = self.locate(slot.key)
-            made[index][position] = column_value(slot, column)
-            known = set_held.get(slot)
-            if known is not None:
-                known.append(column)
+        for block in self.blocks:
+            values = [NEG] * len(block.slots)
+            positions = block.holding(names)
+            self._set_values(block, positions, column, values)
+            for at in positions:
+                known = set_held.get(block.slots[at])
+                if known is not None:
+                    known.append(column)
+            made.append(values)
         self.add_column(column, made)
         return column
 
@@ -682,10 +685,36 @@ class NodeClass:
         ``names``) down to the nodes' own, and its bound with them. O(L)."""
         block = self.blocks[index]
         values = block.cols[key]
-        slots = block.slots
-        for at in block.holding(names):
-            values[at] = column_value(slots[at], key)
+        self._set_values(block, block.holding(names), key, values)
         self.bounds[key][index] = max(values)
+
+    def _set_values(self, block: Block, positions: List[int], key: Any,
+                    values: List[float]) -> None:
+        """Write into ``values`` the value in set column ``key`` of the
+        nodes of ``block`` at ``positions`` (nodes having every resource
+        of it): read from the block's columns of those resources where it
+        has them all (its floats, kept exact as nodes change: a quantity
+        below :data:`LOWEST` reads as that, which only passes more), else
+        as :func:`column_value` reads it, from the node's Decimals (a
+        float made of a Decimal costs several times a column's read).
+        O(len(positions) x S) for S resources in the column."""
+        if not positions:
+            return
+        cols = block.cols
+        try:
+            scaled = [(cols[name], scale) for name, scale in key[1]]
+        except KeyError:  # (a resource of it with no column)
+            slots = block.slots
+            for at in positions:
+                values[at] = column_value(slots[at], key)
+            return
+        for at in positions:
+            least = INF
+            for found, scale in scaled:
+                value = found[at] * scale
+                if value < least:
+                    least = value
+            values[at] = least
 
     def _rewrite(self, index: int, position: int, key: Any, values: List[float],
                  value: float) -> None:
@@ -876,8 +905,3 @@ class NodeClass:
         self._new_block(index, slots, cols)
         if len(slots) > 2 * self.load:
             self._split(index)
-
-
-def at_least(needed: Any, known: Any) -> bool:
-    """``needed >= known``, for ``map``."""
-    return bool(needed >= known)

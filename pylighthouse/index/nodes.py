@@ -30,13 +30,13 @@ copies and pickles with its distributor.
 from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
-from operator import attrgetter, lt
+from operator import attrgetter, ge, lt
 from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol,
                     Sequence, Tuple)
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import Floor, NodeClass, at_least
+from .blocks import Floor, NodeClass
 from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class, refusing_run
 
@@ -487,7 +487,7 @@ class NodeIndex:
         if failed is None or failed[0] != self._grown:
             return False
         needed = _in_order(requirements, order)
-        return any(all(map(at_least, needed, least)) for least in failed[1])
+        return any(all(map(ge, needed, least)) for least in failed[1])
 
     def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> None:
         """``requirements`` (of ``shape``) fit nowhere: kept, in place of
@@ -511,7 +511,7 @@ class NodeIndex:
             failed = self._nowhere[key] = (self._grown, [])
         needed = _in_order(requirements, order)
         least = failed[1]
-        least[:] = [vector for vector in least if not all(map(at_least, vector, needed))]
+        least[:] = [vector for vector in least if not all(map(ge, vector, needed))]
         if len(least) >= MAX_FAILED:
             del least[0]
         least.append(needed)
