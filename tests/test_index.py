@@ -661,6 +661,38 @@ def test_what_fit_nowhere_is_shared_by_the_same_names_in_any_order(strategy):
     check_index(fast)
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_a_shape_naming_the_same_resources_in_another_order_twins_the_plan(strategy):
+    """A workload naming the resources of a shape planned before in
+    another order gets a twin of that plan (the same pairs, its own serial
+    and floor), and decides as the reference does; a workload with other
+    immunities gets a plan of its own."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4, "mem": 8, "disk": 50,
+                                             **({"gpu": 2} if i % 3 else {})}}
+             for i in range(24)]
+    asks = [{"cpu": 1, "mem": 2, "gpu": 1}, {"gpu": 1, "cpu": 1, "mem": 3},
+            {"mem": 1, "gpu": 1, "cpu": 2}, {"cpu": 1, "mem": 2, "gpu": 1}]
+    workloads = [{"name": f"w{i}", "requirements": dict(ask)}
+                 for i, ask in enumerate(asks * 12)]
+    fast = make(strategy, nodes, {"cpu": 1}, True, 4)
+    reference = BestFitReference(nodes, None) if strategy == "BestFit" \
+        else Reference(strategy, nodes, {"cpu": 1})
+    assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
+    index = fast._index
+    plans_made = [index._plans[(tuple(ask), frozenset())] for ask in asks[:3]]
+    (first,), (second,), (third,) = [plan.entries for plan in plans_made]
+    assert first.pairs is second.pairs is third.pairs
+    assert len({first.serial, second.serial, third.serial}) == 3
+    assert second.floor is None and third.floor is None
+    immune = {"name": "immune", "requirements": {"mem": 1, "cpu": 1, "gpu": 1},
+              "immunities": ["gpu"]}
+    assert fast.attempt_assign_loads([immune]) == reference.assign([immune])
+    (entry,) = index._plans[(("mem", "cpu", "gpu"), frozenset(["gpu"]))].entries
+    assert entry.pairs is not first.pairs
+    assert_same_state(fast, reference)
+    check_index(fast)
+
+
 @settings(max_examples=40, deadline=None)
 @given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 5]),
        joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)))

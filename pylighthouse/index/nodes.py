@@ -151,6 +151,8 @@ class NodeIndex:
         self._layout = 0  # moves when classes appear, vanish or gain names
         self._grown = 0  # moves when any open node gains room
         self._plans: Dict[Shape, Plan] = {}
+        # (per set of names asked for and immunities, the plan made last)
+        self._named_plans: Dict[Tuple[FrozenSet[str], FrozenSet[str]], Plan] = {}
         # Per set of requirement names and immunities, the least vectors
         # proven to fit nowhere, with :attr:`grown` then, their quantities
         # in the order of the names of the first shape of the set that
@@ -408,7 +410,10 @@ class NodeIndex:
         """The earliest answer of the plan's classes in [low, high). A
         class keeps the sieve of a requirement vector with what its blocks
         refused of it, for as long as the plan's entry stands: a workload
-        of a flavour seen before reads no float and makes no sieve."""
+        of a flavour seen before reads no float and makes no sieve. (The
+        entry keeps the last sieve it made, with ``needed``, the object:
+        the next span of the same search, whose record of the vector is
+        new, takes it.)"""
         best = None
         floats: Optional[Dict[str, float]] = None
         for entry in plan.entries:
@@ -421,10 +426,15 @@ class NodeIndex:
                 nodes = entry.nodes
                 refused = nodes.refused((shape, groups) if groups else shape, needed)
                 if refused.made_by != entry.serial:
-                    if floats is None:
-                        floats = {key: float(value)
-                                  for key, value in workload.requirements.items()}
-                    refused.sieve = entry.sieve(floats, self._ordering is None)
+                    if entry.last is needed:
+                        refused.sieve = entry.last_sieve
+                    else:
+                        if floats is None:
+                            floats = {key: float(value)
+                                      for key, value in workload.requirements.items()}
+                        refused.sieve = entry.last_sieve = entry.sieve(
+                            floats, self._ordering is None)
+                        entry.last = needed
                     refused.made_by = entry.serial
                 skip = 0
                 # (a vector searched before starts from its own record, and
@@ -462,13 +472,25 @@ class NodeIndex:
         return best
 
     def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
-        """The shape's plan: the one kept, made again once the classes changed."""
+        """The shape's plan: the one kept, made again once the classes
+        changed; for a shape asking for the same names as one planned in
+        this layout, in another order, that one's entries twinned (what a
+        plan holds does not depend on the order of the names: workloads
+        asking for a few of many devices name them in any order)."""
         plan = self._plans.get(shape)
         if plan is None or plan.layout != self._layout:
             if len(self._plans) >= MAX_SHAPES:
                 self._plans.clear()
-            plan = self._plans[shape] = make_plan(self._classes, requirements, shape[1],
-                                                  self._layout, self._ordering is not None)
+                self._named_plans.clear()
+            names = (frozenset(shape[0]), shape[1])
+            twin = self._named_plans.get(names)
+            if twin is not None and twin.layout == self._layout:
+                plan = Plan(self._layout, [entry.twin() for entry in twin.entries])
+            else:
+                plan = self._named_plans[names] = make_plan(
+                    self._classes, requirements, shape[1], self._layout,
+                    self._ordering is not None)
+            self._plans[shape] = plan
         return plan
 
     # ---------------------------------------------------- fitting nowhere

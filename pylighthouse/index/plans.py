@@ -66,7 +66,7 @@ class Entry:
     ``None``."""
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
-                 "kinds_last", "settable")
+                 "kinds_last", "settable", "last", "last_sieve")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -85,9 +85,28 @@ class Entry:
         # (the shape's immunities, when a set column of :attr:`holding` may
         # lead its sieves, see :meth:`~.blocks.NodeClass.mask_set`)
         self.settable: Optional[FrozenSet[str]] = None
+        # (the requirement values the last sieve was made for, the object,
+        # and that sieve: see :meth:`.nodes.NodeIndex._earliest`)
+        self.last: Any = None
+        self.last_sieve: List[Tuple[Any, float]] = []
         if holding is not None and len(holding) > 1:
             self.kinds_last = [pair for pair in pairs if pair[0] not in holding] + \
                 [pair for pair in pairs if pair[0] in holding]
+
+    def twin(self) -> "Entry":
+        """A new entry for another shape asking for the same names (in
+        another order) with the same immunities, in the same layout: the
+        same pairs and fields, its own serial and no floor (a floor's
+        quantities follow its shape's order). O(1)."""
+        twin = Entry.__new__(Entry)
+        for name in ("nodes", "holding", "pairs", "tag", "wards", "kinds_last", "settable"):
+            setattr(twin, name, getattr(self, name))
+        twin.shut = -1
+        twin.last = None
+        twin.last_sieve = []
+        twin.serial = next(_SERIALS)
+        twin.floor = None
+        return twin
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so
