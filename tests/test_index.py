@@ -584,7 +584,7 @@ def test_a_workload_larger_than_every_node_ends_its_search_at_the_tops():
     # (floors as in the library, unused here: the run of blocks refusing
     # a shape's floor would pass over the blocks this test asks about)
     fast = make("Prioritized", nodes, {}, True, 4, joint="adaptive", floors="library")
-    placed = fast.attempt_assign_loads([{"name": f"w{i}", "requirements": {"cpu": 5, "mem": 1}}
+    placed = fast.attempt_assign_loads([{"name": f"w{i}", "requirements": {"mem": 1, "cpu": 5}}
                                         for i in range(40)])
     assert sorted(placed.values()) == sorted(f"n{i}" for i in range(1, 80, 2))
     (nodes_class,) = fast._index._classes.values()
@@ -597,19 +597,22 @@ def test_a_workload_larger_than_every_node_ends_its_search_at_the_tops():
         asked.append(beyond(self, sieve))
         return asked[-1]
 
-    def place(name, requirements):
+    def place(name, requirements, **more):
         del asked[:]
         with mock.patch.object(NodeClass, "beyond", spy):
             return fast.attempt_assign_loads(
-                [{"name": name, "requirements": requirements}])[name]
+                [{"name": name, "requirements": requirements, **more}])[name]
 
     # Memory first: every block passes it, and falls short on cpu; 9 is
     # above the top: asked once, at the first such block, not 20.
     assert place("big", {"mem": 1, "cpu": 9}) is None and asked == [True]
-    # Cpu first: its top is compared before any bound.
+    # Cpu first: its top is compared before any bound. (A shape naming the
+    # same resources in another order shares the plan of the first, memory
+    # first: an immunity, to nothing the nodes have, gives this one its own.)
     with mock.patch("pylighthouse.index.search._passing",
                     side_effect=AssertionError("scanned")):
-        assert place("first", {"cpu": 9, "mem": 1}) is None and asked == []
+        assert place("first", {"cpu": 9, "mem": 1}, immunities=["gpu"]) is None
+        assert asked == []
     # 3 cpu and 3 mem pass every block's bounds, and no node has both: the
     # blocks are looked inside, all refuse, and the tops come down.
     assert place("both", {"cpu": 3, "mem": 3}) is None and asked == []
