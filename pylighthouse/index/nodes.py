@@ -52,12 +52,12 @@ MOVING_LOAD = 40
 #: At most this many shapes' plans, and shapes proven to fit nowhere, kept.
 MAX_SHAPES = 4096
 #: Set columns (see :meth:`~.blocks.NodeClass.mask_set`) are made in classes
-#: of at least this many blocks only (about 3,000 nodes): a search that finds
-#: nothing in fewer is answered about as fast without one (measured on the
-#: ``kinds`` mix of ``benchmarks/mixes.py``: at 1,000 nodes set columns made
-#: RoundRobin's failing searches 40% dearer, at 5,000 and 10,000 nodes 15%
-#: and 45% cheaper).
-SET_BLOCKS = 64
+#: of at least this many blocks only (about 1,500 nodes): a search that finds
+#: nothing in fewer is answered faster without one (measured on the
+#: ``kinds`` mix of ``benchmarks/mixes.py``, RoundRobin's failing searches:
+#: at 1,000 nodes set columns made them 11% dearer, at 2,000 and 3,000
+#: nodes 11% and 25% cheaper).
+SET_BLOCKS = 24
 #: Floors (see :func:`floor_run`) are used in classes of at least this many
 #: blocks only: a class of few blocks is scanned in no time.
 FLOOR_BLOCKS = 32
