@@ -121,9 +121,11 @@ def check_index(distributor):
                 kept = block.frontier
                 assert nodes.frontier(block) == kept
             for names, positions in (block.holders or {}).items():
-                # (kept: exactly the nodes having every one of the names)
+                # (kept: exactly the nodes having every one of the names, or
+                # the one name a key of one names)
+                wanted = {names} if isinstance(names, str) else names
                 assert positions == [i for i, s in enumerate(block.slots)
-                                     if names <= set(s.node.resources)], names
+                                     if wanted <= set(s.node.resources)], names
             # (counted: exactly the nodes having every one of the names)
             assert set(block.counts) == nodes.counted
             for names, number in block.counts.items():

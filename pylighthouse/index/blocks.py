@@ -151,7 +151,8 @@ class Block:
             key: [column_value(slot, key) for slot in slots] for key in columns} \
             if cols is None else cols
         self.frontier: Optional[Tuple[List[float], ...]] = None
-        self.holders: Optional[Dict[FrozenSet[str], List[int]]] = None
+        # (keyed by a set of names, or by one name: see :meth:`_holding_one`)
+        self.holders: Optional[Dict[Any, List[int]]] = None
         # (per set of resources the class counts, see
         # :meth:`NodeClass.counting`: how many nodes have them all)
         self.counts: Dict[FrozenSet[str], int] = {}
@@ -170,16 +171,31 @@ class Block:
             holders = self.holders = {}
         found = holders.get(names)
         if found is None:
-            slots = self.slots
             if len(names) > 1:
-                fewest = min([self.holding(frozenset((name,))) for name in names], key=len)
-                found = [at for at in fewest if names <= slots[at].node.resources.keys()]
+                # (each name's holders, kept under the name itself: the
+                # fewest filtered by the positions of the others)
+                ones = sorted([self._holding_one(name) for name in names], key=len)
+                others = set(ones[1]).intersection(*ones[2:])
+                found = [at for at in ones[0] if at in others]
             else:
                 (name,) = names
-                found = [at for at, slot in enumerate(slots) if name in slot.node.resources]
+                found = self._holding_one(name)
             if len(holders) >= MAX_HOLDING:
                 holders.clear()
             holders[names] = found
+        return found
+
+    def _holding_one(self, name: str) -> List[int]:
+        """The positions of the nodes that have resource ``name``, kept as
+        :meth:`holding` keeps its lists. O(L) the first time, O(1) after."""
+        holders = self.holders
+        assert holders is not None
+        found = holders.get(name)
+        if found is None:
+            found = [at for at, slot in enumerate(self.slots) if name in slot.node.resources]
+            if len(holders) >= MAX_HOLDING:
+                holders.clear()
+            holders[name] = found
         return found
 
     def bound(self, key: str) -> float:
