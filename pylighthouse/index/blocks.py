@@ -253,7 +253,8 @@ class NodeClass:
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "joint", "countdown", "wasted",
                  "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
-                 "counted", "held", "masked", "set_masked", "set_held", "set_pair", "typicals")
+                 "counted", "held", "masked", "set_masked", "set_held", "set_pair", "typicals",
+                 "masked_held")
 
     def __init__(self, keys: FrozenSet[str], load: int):
         self.keys = keys
@@ -303,6 +304,8 @@ class NodeClass:
         self.held: Dict[Any, List[FrozenSet[str]]] = {}
         # The masked columns, per resource (see :meth:`mask`).
         self.masked: Dict[str, Any] = {}
+        # (per node, the masked columns of the resources it has, with them)
+        self.masked_held: Dict[Any, List[Tuple[str, Any]]] = {}
         # The set columns, per set of resources (see :meth:`mask_set`), and
         # per node those of the sets it has all of.
         self.set_masked: Dict[FrozenSet[str], Any] = {}
@@ -347,6 +350,7 @@ class NodeClass:
         """``slot`` left the class (after :meth:`delete`). O(1)."""
         self.held.pop(slot, None)
         self.set_held.pop(slot, None)
+        self.masked_held.pop(slot, None)
 
     def refused(self, shape: Any, needed: Tuple[Any, ...], keep: bool = False) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be
@@ -550,7 +554,13 @@ class NodeClass:
             joint_values = self._joint_values(slot)
             taken.update(zip(joint, joint_values))
             if self.masked:
-                taken.update(self._masked_values(slot, joint_values[MIDDLE]))
+                middle = joint_values[MIDDLE]
+                for name, column in self._masked_of(slot):
+                    # (its value in the column of ``name``, already moved
+                    # or made again if it changed)
+                    amount = taken[name] if name in taken else column_value(slot, name)
+                    value = amount * MASK
+                    taken[column] = middle if middle < value else value
         slot.key = key
         self.insert(slot, taken)
 
@@ -601,8 +611,15 @@ class NodeClass:
                 elif value < old and old >= bounds[index]:
                     bounds[index] = max(values)
             if self.masked:
-                for key, value in self._masked_values(slot, joint_values[MIDDLE]):
-                    self._rewrite(index, position, key, cols[key], value)
+                middle = joint_values[MIDDLE]
+                for name, key in self._masked_of(slot):
+                    # (its value in the column of ``name``, rewritten above
+                    # if it changed)
+                    values = cols.get(name)
+                    amount = values[position] if values is not None else column_value(slot, name)
+                    value = amount * MASK
+                    self._rewrite(index, position, key, cols[key],
+                                  middle if middle < value else value)
         if grew and self.set_masked:
             # (a set column stays as it was while the node only loses room:
             # see :meth:`mask_set`)
@@ -621,18 +638,19 @@ class NodeClass:
         return [one_float if one_float < other else other
                 for other in [two_float * times for times in scales]]
 
-    def _masked_values(self, slot: Any, middle: float) -> List[Tuple[Any, float]]:
-        """The node's values in the masked columns of the resources it has,
-        given its value ``middle`` in the joint column of ratio one: those
-        of :func:`column_value`, the joint part made once."""
-        remaining = slot.remaining
-        found = []
-        for name, key in self.masked.items():
-            amount = remaining.get(name)
-            if amount is not None:
-                value = float(amount) * MASK
-                found.append((key, middle if middle < value else value))
-        return found
+    def _masked_of(self, slot: Any) -> List[Tuple[str, Any]]:
+        """The resources ``slot`` has that have a masked column, each with
+        that column (see :meth:`mask`); a node's value in it is the least of
+        its value in the resource's own column (:func:`column_value`: a
+        quantity below :data:`LOWEST` reads as that, whose product with
+        :data:`MASK` is minus infinity all the same) times :data:`MASK`
+        and its value in the joint column of ratio one. O(1) mostly."""
+        held = self.masked_held.get(slot)
+        if held is None:
+            resources = slot.node.resources
+            held = self.masked_held[slot] = [(name, key) for name, key in self.masked.items()
+                                             if name in resources]
+        return held
 
     def _set_columns(self, slot: Any) -> List[Any]:
         """The set columns of the sets of resources ``slot`` has all of.
@@ -818,6 +836,7 @@ class NodeClass:
         if column is None:
             middle = self.joint[MIDDLE]
             column = self.masked[name] = JointColumn(("masked", ((name, MASK),) + middle[1]))
+            self.masked_held = {}
             self.add_column(column)
         return column
 
@@ -826,6 +845,7 @@ class NodeClass:
         dropped = self.joint + tuple(self.masked.values())
         self.joint = self.scales = None
         self.masked = {}
+        self.masked_held = {}
         for key in dropped:
             self.columns.remove(key)
             del self.bounds[key]
