@@ -551,7 +551,8 @@ class NodeClass:
                 taken[name] = column_value(slot, name)
         joint = self.joint
         if joint is not None and joint[0] in taken:
-            joint_values = self._joint_values(slot)
+            first, _, second, _ = self.scales
+            joint_values = self._joint_values(slot, taken.get(first), taken.get(second))
             taken.update(zip(joint, joint_values))
             if self.masked:
                 middle = joint_values[MIDDLE]
@@ -598,7 +599,11 @@ class NodeClass:
                 bounds[index] = max(values)
         joint = self.joint
         if joint is not None and joint[0] in cols:
-            joint_values = self._joint_values(slot)
+            first, _, second, _ = self.scales
+            ones, twos = cols.get(first), cols.get(second)
+            joint_values = self._joint_values(
+                slot, None if ones is None else ones[position],
+                None if twos is None else twos[position])
             for key, value in zip(joint, joint_values):  # (_rewrite, inlined)
                 values = cols[key]
                 old = values[position]
@@ -626,10 +631,19 @@ class NodeClass:
             for key in self._set_columns(slot):
                 self._rewrite(index, position, key, cols[key], column_value(slot, key))
 
-    def _joint_values(self, slot: Any) -> List[float]:
+    def _joint_values(self, slot: Any, one_read: Optional[float] = None,
+                      two_read: Optional[float] = None) -> List[float]:
         """The node's values in the joint columns: those of
-        :func:`column_value`, with each float made once."""
+        :func:`column_value`, with each float made once; from ``one_read``
+        and ``two_read``, its values in the columns of the two resources,
+        when given and above :data:`LOWEST` (then they are its quantities
+        exactly: it is open and has both)."""
         first, scale, second, scales = self.scales
+        if one_read is not None and two_read is not None \
+                and one_read > LOWEST and two_read > LOWEST:
+            one_float, two_float = one_read * scale, two_read
+            return [one_float if one_float < other else other
+                    for other in [two_float * times for times in scales]]
         remaining = slot.remaining
         one, two = remaining.get(first), remaining.get(second)
         if slot.cordoned or one is None or two is None:
