@@ -560,7 +560,7 @@ class NodeClass:
                     # (its value in the column of ``name``, already moved
                     # or made again if it changed)
                     amount = taken[name] if name in taken else column_value(slot, name)
-                    value = amount * MASK
+                    value = amount * MASK  # (as :meth:`_masked_of` says, inlined)
                     taken[column] = middle if middle < value else value
         slot.key = key
         self.insert(slot, taken)
@@ -622,7 +622,7 @@ class NodeClass:
                     # if it changed)
                     values = cols.get(name)
                     amount = values[position] if values is not None else column_value(slot, name)
-                    value = amount * MASK
+                    value = amount * MASK  # (as :meth:`_masked_of` says, inlined)
                     self._rewrite(index, position, key, cols[key],
                                   middle if middle < value else value)
         if grew and self.set_masked:
@@ -654,11 +654,13 @@ class NodeClass:
 
     def _masked_of(self, slot: Any) -> List[Tuple[str, Any]]:
         """The resources ``slot`` has that have a masked column, each with
-        that column (see :meth:`mask`); a node's value in it is the least of
+        that column (see :meth:`mask`). A node's value in it is the least of
         its value in the resource's own column (:func:`column_value`: a
         quantity below :data:`LOWEST` reads as that, whose product with
-        :data:`MASK` is minus infinity all the same) times :data:`MASK`
-        and its value in the joint column of ratio one. O(1) mostly."""
+        :data:`MASK` is minus infinity all the same) times :data:`MASK` and
+        its value in the joint column of ratio one: :meth:`move` and
+        :meth:`update` compute it inline, on the path of every placement.
+        O(1) mostly."""
         held = self.masked_held.get(slot)
         if held is None:
             resources = slot.node.resources
@@ -697,7 +699,8 @@ class NodeClass:
         block's when a search looked inside the block in vain. A node
         gaining room or joining gets its own value at once. (Made only
         where nodes keep their order: no node of the class ever moves.)
-        Cost: O(H log N) for H nodes having ``names``, and O(N) in C, once;
+        Cost: O(N) once (each block's nodes having ``names``, see
+        :meth:`Block.holding`, and their values from the block's columns);
         choosing the two resources (see :meth:`tightest`), once a class."""
         column = self.set_masked.get(names)
         if column is not None or len(self.set_masked) >= MAX_HOLDING:

@@ -70,7 +70,8 @@ class Entry:
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
-                 holding: Optional[FrozenSet[str]] = None):
+                 holding: Optional[FrozenSet[str]] = None,
+                 kinds_last: Optional[List[Tuple[Any, Any]]] = None):
         self.nodes = nodes
         self.holding = holding
         self.pairs = pairs
@@ -89,7 +90,9 @@ class Entry:
         # and that sieve: see :meth:`.nodes.NodeIndex._earliest`)
         self.last: Any = None
         self.last_sieve: List[Tuple[Any, float]] = []
-        if holding is not None and len(holding) > 1:
+        if kinds_last is not None:  # (a twin's: see :meth:`twin`)
+            self.kinds_last = kinds_last
+        elif holding is not None and len(holding) > 1:
             self.kinds_last = [pair for pair in pairs if pair[0] not in holding] + \
                 [pair for pair in pairs if pair[0] in holding]
 
@@ -98,14 +101,9 @@ class Entry:
         another order) with the same immunities, in the same layout: the
         same pairs and fields, its own serial and no floor (a floor's
         quantities follow its shape's order). O(1)."""
-        twin = Entry.__new__(Entry)
-        for name in ("nodes", "holding", "pairs", "tag", "wards", "kinds_last", "settable"):
-            setattr(twin, name, getattr(self, name))
-        twin.shut = -1
-        twin.last = None
-        twin.last_sieve = []
-        twin.serial = next(_SERIALS)
-        twin.floor = None
+        twin = Entry(self.nodes, self.pairs, self.tag, self.wards, self.holding,
+                     self.kinds_last)
+        twin.settable = self.settable
         return twin
 
     def closed(self) -> bool:
