@@ -18,7 +18,9 @@ and changes one thing:
 * ``pinned``: ``hostname``, and 1 workload in 10 asks for one node's tag;
 * ``kinds``: nine more kinds of counted resource (devices, licences), each
   on about 3 nodes in 10 (1 to 49 of it), and 3 workloads in 4 asking for
-  one to three kinds (1 to 3 of each): no two kinds sit on the same nodes;
+  one to three kinds (1 to 3 of each); each kind is dealt to nodes on its
+  own, so no two kinds sit on the same set of nodes (a node has none to
+  eight of them, two or three mostly);
 * ``all``: shapes, scarce, groups40, decimals and pinned together, with a
   ward on 1 node in 13 and an immunity to it on 1 workload in 50.
 

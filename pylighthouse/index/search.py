@@ -205,12 +205,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             # bounds does; most blocks passing the first column that refuse
             # do so here, so this comes before their other bounds)
             continue
-        short = False  # (the block's bounds fall short on another column)
         for column, threshold in bounded:
             if column[index] < threshold:
-                short = True
-                break
-        if short:
+                break  # (the block's bounds fall short on ``column``)
+        else:
+            column = None
+        if column is not None:
             if not asked:
                 asked = True
                 if nodes.beyond(sieve):
