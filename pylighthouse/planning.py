@@ -11,8 +11,8 @@ import math
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from fractions import Fraction
-from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
-                    TypeVar, Union, cast)
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set,
+                    Tuple, TypeVar, Union, cast)
 
 import attr
 
@@ -530,7 +530,8 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
 @exactly
 @_holding_its_lock
 def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
-                    values: Optional[Mapping[str, Any]] = None) -> ScaleDownPlan:
+                    values: Optional[Mapping[str, Any]] = None,
+                    keep: Iterable[str] = ()) -> ScaleDownPlan:
     """Plan which nodes could be given back, each with all its workloads moved away.
 
     Candidates are tried most-empty first: cordoned nodes (already on their
@@ -548,20 +549,25 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
     the plan with ``drain(node)`` then ``remove_nodes([node])`` for each node
     of ``removable`` in order moves the workloads exactly as ``moves`` says.
     An empty node is always removable, so an idle cluster may be planned
-    away entirely: use ``max_nodes`` to cap the count. The distributor is not
-    changed.
+    away entirely: use ``max_nodes`` to cap the count. ``keep`` names nodes
+    that must stay (nodes the cluster does not own, say): they are never
+    candidates, so they neither count against ``max_nodes`` nor get planned
+    away, but workloads may move onto them; they are listed in ``kept``.
+    The distributor is not changed.
 
     Raises:
-        InvalidInputError: ``values`` names an unknown node or holds a value
-            outside [0, 1], or ``max_nodes`` is negative.
-        InvalidTypeError: ``values`` is not a mapping of numbers, or
-            ``max_nodes`` is not a whole number.
+        InvalidInputError: ``values`` or ``keep`` names an unknown node,
+            ``values`` holds a value outside [0, 1], or ``max_nodes`` is
+            negative.
+        InvalidTypeError: ``values`` is not a mapping of numbers, ``keep``
+            is not a list of names, or ``max_nodes`` is not a whole number.
 
     Cost: O(N) trials per pass, each a copy and a drain, O(P x R + K x N x R)
     for P placed workloads and K on the node; usually two passes, at worst N.
     """
     limit = _accept_limit(max_nodes, "max_nodes")
     wanted = _accept_values(values, distributor)
+    staying = _accept_keep(keep, distributor)
     state = distributor.to_dict()
     removable: List[str] = []
     moves: Dict[str, str] = {}
@@ -569,6 +575,9 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
         kept: Dict[str, str] = {}
         accepted = False
         for name in _most_empty_first(Distributor.from_dict(state), wanted):
+            if name in staying:
+                kept[name] = "named in keep"
+                continue
             if limit is not None and len(removable) >= limit:
                 kept[name] = f"max_nodes={limit} reached"
                 continue
@@ -606,6 +615,22 @@ def _used_share(state: NodeState) -> Fraction:
         if 0 < capacity < math.inf and -math.inf < left < math.inf:
             share = max(share, (_exact(capacity) - _exact(left)) / _exact(capacity))
     return share
+
+
+def _accept_keep(keep: Any, distributor: Distributor) -> Set[str]:
+    if isinstance(keep, (str, bytes)) or isinstance(keep, MappingABC) \
+            or not isinstance(keep, Iterable):
+        raise InvalidTypeError(f"keep: expected a list of node names, got {type(keep).__name__}")
+    names = {node.name for node in distributor.nodes}
+    staying = set()
+    for index, name in enumerate(keep):
+        if not isinstance(name, str):
+            raise InvalidTypeError(
+                f"keep[{index}]: expected a node name, got {type(name).__name__}")
+        if name not in names:
+            raise InvalidInputError(f"keep[{index}]: node {shown(name)}: no such node")
+        staying.add(name)
+    return staying
 
 
 def _accept_values(values: Any, distributor: Distributor) -> Dict[str, Decimal]:

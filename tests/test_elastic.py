@@ -145,6 +145,72 @@ def test_scale_down_never_gives_back_static_nodes():
     assert "base" not in provider.deleted
 
 
+def test_static_nodes_take_no_share_of_what_scale_down_may_give_back():
+    # min_nodes=1 with one static node: the idle node asked for goes back
+    # (the static node used to take the one removal allowed, then was
+    # filtered out of the plan, and the idle node stayed forever)
+    static = PrioritizedDistributor([{"name": "s", "resources": {"cpu": 4, "mem": 8}}])
+    manager, provider = make(static, enable_delete=True, min_nodes=1)
+    manager.submit([job("j1", 4), job("j2", 4)])
+    settle(manager, 2)
+    manager.finish(["j1", "j2"])
+    assert manager.manage_once(force=True).deleted == ["vm-1"]
+    assert manager.nodes == ("s",) and provider.held == {}
+    # a plan that would empty the static node to give back another is never
+    # made: the work is packed onto the static node instead
+    manager, provider = make(PrioritizedDistributor([{"name": "s", "resources": {
+        "cpu": 4, "mem": 8}}]), enable_delete=True)
+    manager.submit([job("j1", 3), job("j2", 3)])
+    settle(manager, 2)
+    manager.finish(["j1"])
+    manager.submit([job("j3", 1)])  # (on s, beside nothing: s is first)
+    assert dict(manager.assignments) == {"j2": "vm-1", "j3": "s"}
+    report = manager.manage_once(force=True)
+    assert report.deleted == ["vm-1"] and dict(manager.assignments) == {"j2": "s", "j3": "s"}
+    check_books(manager)
+
+
+def test_node_names_are_never_handed_out_twice():
+    # a creation that raised after the provider made the node: the step is
+    # undone, but its name stays used
+    class Half(SimulatedProvider):
+        boom = True
+
+        def create_nodes(self, nodes):
+            super().create_nodes(nodes)
+            if self.boom:
+                self.boom = False
+                raise RuntimeError("timed out after creating")
+
+    manager, provider = make(provider=Half(), intervals={"add": 0, "delete": 0})
+    manager.submit([job("a", 3)])
+    assert manager.manage_once().errors == ["create_nodes: RuntimeError: timed out after creating"]
+    report = manager.manage_once()
+    assert report.deleted == ["vm-1"] and report.requested == ["vm-2"]
+    # a static node named as the template names nodes, taken by the provider
+    manager, provider = make(PrioritizedDistributor([{"name": "vm-1", "resources": {
+        "cpu": 4, "mem": 8}}]), intervals={"add": 0, "delete": 0})
+    manager.submit([job("a", 4)])
+    manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 0}])
+    manager.notify_delete_complete([{"node_id": "vm-1"}])
+    assert manager.manage_once().requested == ["vm-2"]
+
+
+def test_a_node_revoked_while_being_created_never_joins():
+    manager, provider = make(provider=SimulatedProvider(ready_after=2),
+                             intervals={"add": 0, "delete": 0})
+    manager.submit([job("a", 3)])
+    assert manager.manage_once().requested == ["vm-1"]
+    answer = manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 60}])
+    assert answer == [{"node_id": "vm-1", "max_wait_time": 0}] and manager.creating == ()
+    report = manager.manage_once()
+    # (the provider still lists it: no record names it, so it is given back)
+    assert report.deleted == ["vm-1"] and report.requested == ["vm-2"]
+    reports = settle(manager, 4)
+    assert all("vm-1" not in report.added for report in reports)
+    assert dict(manager.assignments) == {"a": "vm-2"}
+
+
 def test_scale_down_uses_the_resource_values():
     manager, provider = make(enable_delete=True, min_nodes=1)
     manager.submit([job("a", 4), job("b", 4)])
@@ -297,8 +363,10 @@ def test_a_provider_call_that_raises_leaves_the_step_undone_and_is_reported(meth
     after = manager._parts()
     if method == "create_nodes":
         assert report.requested == []
-        # the attempt counts for the interval only if it was made: it was undone
-        assert after == before and manager.creating == ()
+        # the attempt counts for the interval only if it was made: it was
+        # undone, all but the name it handed out, which is never used again
+        assert after["serial"] == {"vm": 1} and before["serial"] == {}
+        assert {**after, "serial": {}} == before and manager.creating == ()
         assert provider.held == {}
     else:
         # a failed poll changes nothing; the rest of the cycle still runs
@@ -372,24 +440,97 @@ def test_a_store_resumes_every_part_of_the_state(tmp_path):
     assert again.pending == ("a", "b", "c") and again.creating == ("vm-1", "vm-2")
     assert again.settings["intervals"] == {"add": 7, "delete": 9}
     assert again.distributor.strategy == "BinPack"
+    with pytest.raises(InvalidInputError, match="in use by another manager"):
+        ElasticManager(PrioritizedDistributor([]), provider, [VM], store=path)
+    again.close()
     with pytest.raises(InvalidInputError, match="already holds a manager"):
         ElasticManager(PrioritizedDistributor([]), provider, [VM], store=path)
     with pytest.raises(InvalidInputError, match="holds no manager"):
         ElasticManager.open(str(tmp_path / "empty.db"), provider)
+    assert not (tmp_path / "empty.db").exists()  # (resuming makes no file)
+
+
+def test_a_store_has_one_manager_at_a_time(tmp_path):
+    path = str(tmp_path / "one.db")
+    first = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
+    with pytest.raises(InvalidInputError, match="in use by another manager"):
+        ElasticManager.open(path, SimulatedProvider())
+    first.submit([job("a", 9)])
+    first.close()
+    second = ElasticManager.open(path, SimulatedProvider())
+    with pytest.raises(InvalidInputError, match="in use by another manager"):
+        ElasticManager.open(path, SimulatedProvider())
+    second.submit([job("b", 9)])
+    second.close()
+    # (nothing acknowledged is lost: before, a second opener wrote over the first)
+    assert ElasticManager.open(path, SimulatedProvider()).pending == ("a", "b")
+
+
+def test_a_damaged_or_foreign_store_is_refused_by_name(tmp_path):
+    import sqlite3
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database " * 100)
+    for make_one in (lambda: ElasticManager.open(str(garbage), SimulatedProvider()),
+                     lambda: ElasticManager(PrioritizedDistributor([]), SimulatedProvider(),
+                                            [VM], store=str(garbage))):
+        with pytest.raises(InvalidInputError, match=f"store {garbage}: cannot be read"):
+            make_one()
+    foreign = tmp_path / "foreign.db"
+    db = sqlite3.connect(str(foreign))
+    db.execute("CREATE TABLE orders (id INTEGER)")
+    db.commit()
+    db.close()
+    with pytest.raises(InvalidInputError, match="database of something else"):
+        ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=str(foreign))
+    db = sqlite3.connect(str(foreign))  # (left as it was)
+    assert [row[0] for row in db.execute("SELECT name FROM sqlite_master")] == ["orders"]
+    db.close()
+    path = tmp_path / "damaged.db"
+    ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM],
+                   store=str(path)).close()
+
+    def change(sql):
+        db = sqlite3.connect(str(path))
+        db.execute(sql)
+        db.commit()
+        db.close()  # (an open connection would hold the store: see above)
+
+    change("UPDATE state SET body = '{oops' WHERE part = 'pending'")
+    with pytest.raises(InvalidInputError, match="part 'pending': not JSON"):
+        ElasticManager.open(str(path), SimulatedProvider())
+    change("DELETE FROM state WHERE part = 'pending'")
+    with pytest.raises(InvalidInputError, match="part 'pending': missing"):
+        ElasticManager.open(str(path), SimulatedProvider())
+    change("INSERT INTO state VALUES ('pending', '[{\"name\": 3}]')")
+    with pytest.raises(InvalidInputError, match=f"store {path}: "):
+        ElasticManager.open(str(path), SimulatedProvider())
+    with pytest.raises(InvalidInputError, match="cannot be opened"):
+        ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM],
+                       store=str(tmp_path / "no-such-folder" / "x.db"))
 
 
 def test_the_store_commits_before_the_call_returns(tmp_path):
     import sqlite3
 
-    path = str(tmp_path / "manager.db")
-    manager, _ = make(store=path)
+    import shutil
+
+    path = tmp_path / "manager.db"
+    manager, _ = make(store=str(path))
     manager.submit([job("a")])
-    # another connection, as another process would, sees the queued workload
-    with sqlite3.connect(path) as other:
-        body = other.execute("SELECT body FROM state WHERE part = 'pending'").fetchone()[0]
-        mode = other.execute("PRAGMA journal_mode").fetchone()[0]
+    # the files as they are on disk the instant the call returned (as a
+    # process killed then would leave them; the manager holds the store, so
+    # another connection cannot read it in place) hold the queued workload
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for made in tmp_path.glob("manager.db*"):
+        shutil.copy(made, copy / made.name)
+    other = sqlite3.connect(str(copy / "manager.db"))
+    body = other.execute("SELECT body FROM state WHERE part = 'pending'").fetchone()[0]
+    mode = other.execute("PRAGMA journal_mode").fetchone()[0]
+    other.close()
     assert [item["name"] for item in json.loads(body)] == ["a"]
     assert mode == "wal"
+    manager.close()
 
 
 # ----------------------------------------------------------------- version, RPC

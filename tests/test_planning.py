@@ -432,16 +432,52 @@ def test_applying_a_scale_down_plan_moves_exactly_as_planned(data, distributor, 
     shares = st.floats(0, 1).map(lambda share: share if share > 1e-280 else 0.0)
     values = data.draw(st.dictionaries(st.sampled_from(names), shares)
                        if names else st.none())
+    keep = data.draw(st.lists(st.sampled_from(names), unique=True) if names else st.just([]))
     before = distributor.to_dict()
-    plan = plan_scale_down(distributor, max_nodes=cap, values=values)
+    plan = plan_scale_down(distributor, max_nodes=cap, values=values, keep=keep)
     assert distributor.to_dict() == before
     assert cap is None or len(plan.removable) <= cap
+    assert not set(keep) & set(plan.removable)
+    assert all(plan.kept[name] == "named in keep" for name in keep)
     assert apply_scale_down(distributor, plan) == plan.moves
     assert [node.name for node in distributor.nodes] == [
         name for name in names if name not in plan.removable]
     assert set(plan.kept) == set(names) - set(plan.removable)
     if cap is None:
-        assert plan_scale_down(distributor).removable == []
+        assert plan_scale_down(distributor, keep=keep).removable == []
+
+
+def test_kept_nodes_stay_take_work_and_leave_the_cap_to_the_others():
+    distributor = PrioritizedDistributor([Node(f"node-{n}", {"cpu": 4}) for n in (1, 2, 3)])
+    distributor.attempt_assign_loads([Workload("a", {"cpu": 1}), Workload("b", {"cpu": 4}),
+                                      Workload("c", {"cpu": 1})])
+    assert distributor.assignments == {"a": "node-1", "b": "node-2", "c": "node-1"}
+    # node-1 is the emptiest but kept; node-3 (empty) goes, not counting it
+    plan = plan_scale_down(distributor, max_nodes=1, keep=["node-1"])
+    assert plan.removable == ["node-3"] and plan.moves == {}
+    assert plan.kept["node-1"] == "named in keep"
+    distributor.release_loads(["b"])
+    # work moves onto a kept node
+    plan = plan_scale_down(distributor, keep=("node-1",))
+    assert plan.removable == ["node-2", "node-3"] and plan.moves == {}
+    distributor.attempt_assign_loads([Workload("d", {"cpu": 3})])
+    assert distributor.assignments["d"] == "node-2"
+    plan = plan_scale_down(distributor, keep=["node-1"])
+    assert plan.removable == ["node-3"]  # (d cannot join a and c on node-1)
+    distributor.release_loads(["a"])
+    plan = plan_scale_down(distributor, keep=["node-1"])
+    assert plan.removable == ["node-3", "node-2"] and plan.moves == {"d": "node-1"}
+
+
+@pytest.mark.parametrize("keep, error, words", [
+    (["node-9"], InvalidInputError, r"keep\[0\]: node 'node-9': no such node"),
+    ("node-1", InvalidTypeError, "keep: expected a list of node names"),
+    ({"node-1": 1}, InvalidTypeError, "keep: expected a list"),
+    (["node-1", 3], InvalidTypeError, r"keep\[1\]: expected a node name"),
+])
+def test_bad_keep_is_refused(keep, error, words):
+    with pytest.raises(error, match=words):
+        plan_scale_down(small_cluster(), keep=keep)
 
 
 def test_the_names_are_exported():

@@ -14,7 +14,7 @@ import attr
 from .. import __version__
 from ..distributors import Distributor, workload_from_json, workload_json
 from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                      UnknownNameError)
+                      LighthouseException, UnknownNameError)
 from ..model import Node, Workload
 from ..planning import accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, to_json_quantity, to_quantity
@@ -30,6 +30,10 @@ API_VERSION = 1
 DEFAULT_INTERVALS = {"add": 300, "delete": 300}
 
 Clock = Callable[[], float]
+
+#: The parts of a manager's state, each a row of its store.
+_PARTS = ("config", "distributor", "static", "pending", "requested", "deleting",
+          "revocations", "values", "marks", "serial")
 
 
 @attr.s(auto_attribs=True, kw_only=True)
@@ -93,7 +97,9 @@ class ElasticManager:
     Raises:
         InvalidInputError, InvalidTypeError: bad templates, limits or
             intervals; or the store already holds a manager (use
-            :meth:`open`).
+            :meth:`open`), cannot be opened or written, holds a database of
+            something else, or another manager has it open (a store has one
+            manager at a time, until :meth:`close` or the process ends).
     """
 
     def __init__(self, distributor: Distributor, provider: Provider,
@@ -134,20 +140,35 @@ class ElasticManager:
         """Resume the manager saved in ``store``, exactly as its last change left it.
 
         Raises:
-            InvalidInputError: ``store`` holds no manager, or a state of
-                another format.
+            InvalidInputError: ``store`` holds no manager (a missing file is
+                not made), a state of another format or a damaged one (each
+                names the store and the part), or another manager has it
+                open.
 
         Cost: reading the state and rebuilding the distributor,
         O((N + W) x R log N).
         """
-        store_ = Store(store)
-        parts = store_.load()
-        if "config" not in parts:
-            store_.close()
-            raise InvalidInputError(f"store {store}: holds no manager")
+        store_ = Store(store, create=False)
         manager = cls.__new__(cls)
-        manager._setup(provider, store_, clock)
-        manager._apply(parts)
+        try:
+            parts = store_.load()
+            if "config" not in parts:
+                raise InvalidInputError(f"store {store}: holds no manager")
+            missing = [part for part in _PARTS if part not in parts]
+            if missing:
+                raise InvalidInputError(f"store {store}: part {missing[0]!r}: missing "
+                                        "(the store is damaged)")
+            manager._setup(provider, store_, clock)
+            try:
+                manager._apply(parts)
+            except LighthouseException as error:
+                raise InvalidInputError(f"store {store}: {error}") from None
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                raise InvalidInputError(f"store {store}: damaged: {type(error).__name__}: "
+                                        f"{error}") from None
+        except BaseException:
+            store_.close()
+            raise
         manager._committed = parts
         return manager
 
@@ -345,7 +366,9 @@ class ElasticManager:
         what is still on it goes back to the front of the queue. Returns the
         list with ``max_wait_time`` set to 0 for each node that holds no
         workload now (the provider may take it), as new dicts; nodes the
-        manager does not hold count as empty.
+        manager does not hold count as empty. A node still being created is
+        forgotten (it never joins; if the provider reports it ready later,
+        it is given back like any node no record names).
 
         Raises:
             InvalidInputError, InvalidTypeError: a malformed entry (nothing
@@ -353,6 +376,10 @@ class ElasticManager:
         """
         entries = _nodelist(nodelist, "nodelist", wait=True)
         with self._change():
+            for name, _, _ in entries:
+                if name in self._requested:
+                    del self._requested[name]
+                    self._retire(name)
             known = [(name, wait) for name, _, wait in entries if self._has(name)]
             for name, wait in known:
                 self._revocations[name] = wait
@@ -495,12 +522,16 @@ class ElasticManager:
         if limit <= 0:
             return
         values = {name: value for name, value in self._values.items() if name in nodes}
-        plan = plan_scale_down(self._distributor, max_nodes=limit, values=values)
-        removing = [name for name in plan.removable if name not in self._static]
-        for name in list(removing):
+        # (static nodes stay: not candidates, so they take no share of the
+        # limit and no plan counts on one going)
+        plan = plan_scale_down(self._distributor, max_nodes=limit, values=values,
+                               keep=self._static)
+        removing = list(plan.removable)
+        for name in plan.removable:
+            # (in the plan's order, each drain moves what the plan says)
             moved = self._distributor.drain(name)
             if any(node is None for node in moved.values()):
-                # The plan counted on a static node going too: keep this one.
+                # (never so by the planner's contract; work is never dropped)
                 removing.remove(name)
                 if name not in self._revocations:
                     self._distributor.uncordon(name)
@@ -533,7 +564,12 @@ class ElasticManager:
             try:
                 yield
             except BaseException:
+                serial = self._serial
                 self._apply(before)
+                # (a name handed out stays used, even by a step undone: the
+                # provider may have made the node before it raised)
+                for prefix, number in serial.items():
+                    self._serial[prefix] = max(number, self._serial.get(prefix, 0))
                 self._commit()
                 raise
             self._commit()
@@ -561,6 +597,7 @@ class ElasticManager:
         return [load.name for load in waiting]
 
     def _forget(self, name: str) -> None:
+        self._retire(name)
         self._revocations.pop(name, None)
         self._values.pop(name, None)
         if name in self._static:
@@ -581,6 +618,14 @@ class ElasticManager:
     def _due(self, kind: str) -> bool:
         last = self._marks[kind]
         return last is None or self._clock() - last >= self._config["intervals"][kind]
+
+    def _retire(self, name: str) -> None:
+        """``name`` leaves the manager's books: a name ``<prefix>-<number>``
+        keeps the prefix's next names above its number, so that it is never
+        handed out again (a static node's name too)."""
+        prefix, _, number = name.rpartition("-")
+        if prefix and number.isdigit() and number.isascii():
+            self._serial[prefix] = max(int(number), self._serial.get(prefix, 0))
 
     def _fresh_name(self, planned: str) -> str:
         """A name never used by this manager, from the planned name's prefix.
@@ -610,6 +655,7 @@ class ElasticManager:
                 "marks": dict(self._marks), "serial": dict(self._serial)}
 
     def _apply(self, parts: Mapping[str, Any]) -> None:
+        """Take ``parts`` (see :meth:`_parts`, every one of :data:`_PARTS`) as the state."""
         self._config = _copy(parts["config"])
         self._templates = [_template_from_json(item) for item in self._config["templates"]]
         self._distributor = Distributor.from_dict(parts["distributor"])

@@ -1,5 +1,6 @@
 """The elastic manager's durable state: one SQLite file, one transaction a change."""
 import json
+import pathlib
 import sqlite3
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -9,6 +10,8 @@ __all__ = ["Store"]
 
 #: The layout of the state this module writes; a store of another format is refused.
 STORE_FORMAT = 1
+#: Seconds a store opened by another manager is waited for before it is refused.
+BUSY_SECONDS = 1.0
 
 
 class Store:
@@ -22,33 +25,89 @@ class Store:
     whose :meth:`save` has returned survives the process being killed and
     the machine losing power.
 
+    A store has one owner at a time: the database is opened in SQLite's
+    exclusive locking mode and locked at once, so a second manager opening
+    the same file (in this process or another) is refused instead of
+    writing over the first one's changes; the lock goes with :meth:`close`
+    or the process. ``create``: the file may be made (a new manager); else
+    it must exist. A database holding other tables than ``state`` is
+    refused, never written to.
+
     ``path=None`` keeps nothing: :meth:`save` does nothing and :meth:`load`
     finds an empty state (a manager kept in memory only).
+
+    Raises (constructor):
+        InvalidInputError: the file cannot be opened, is not an SQLite
+            database, holds other tables, does not exist (without
+            ``create``), or another manager has it open.
 
     Cost: :meth:`save` writes the parts given in full, O(their size), plus
     one ``fsync`` of the log.
     """
 
-    def __init__(self, path: Optional[str]):
+    def __init__(self, path: Optional[str], create: bool = True):
         self.path = path
         self._db: Optional[sqlite3.Connection] = None
-        if path is not None:
-            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        if path is None:
+            return
+        mode = "rwc" if create else "rw"
+        try:
+            target = pathlib.Path(path).absolute().as_uri() + f"?mode={mode}"
+            self._db = sqlite3.connect(target, uri=True, isolation_level=None,
+                                       check_same_thread=False, timeout=BUSY_SECONDS)
+        except (sqlite3.Error, ValueError) as error:
+            if not create:
+                raise InvalidInputError(f"store {path}: holds no manager ({error})") from None
+            raise InvalidInputError(f"store {path}: cannot be opened: {error}") from None
+        try:
+            self._run("PRAGMA locking_mode=EXCLUSIVE")
             self._run("PRAGMA journal_mode=WAL")
             self._run("PRAGMA synchronous=FULL")
+            # (the lock, taken now and kept: see the class docstring)
+            self._run("BEGIN EXCLUSIVE")
+            self._run("COMMIT")
+            tables = {row[0] for row in self._run(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables - {"state"}:
+                raise InvalidInputError(
+                    f"store {path}: is a database of something else (tables: "
+                    f"{', '.join(sorted(tables))}); give a new file or a manager's store")
             self._run("CREATE TABLE IF NOT EXISTS state "
                       "(part TEXT PRIMARY KEY, body TEXT NOT NULL)")
+        except sqlite3.OperationalError as error:
+            self.close()
+            if "locked" in str(error) or "busy" in str(error):
+                raise InvalidInputError(
+                    f"store {path}: in use by another manager (a store has one manager "
+                    "at a time: close the other first)") from None
+            raise InvalidInputError(f"store {path}: cannot be used: {error}") from None
+        except sqlite3.Error as error:
+            self.close()
+            raise InvalidInputError(f"store {path}: cannot be read: {error}") from None
+        except BaseException:
+            self.close()
+            raise
 
     def load(self) -> Dict[str, Any]:
         """Return every part saved so far (an empty dict for a new store).
 
         Raises:
-            InvalidInputError: the file holds a state of another format.
+            InvalidInputError: the file holds a state of another format, or a
+                part that is not JSON.
         """
         if self._db is None:
             return {}
-        rows = self._run("SELECT part, body FROM state")
-        parts = {part: json.loads(body) for part, body in rows}
+        try:
+            rows = self._run("SELECT part, body FROM state")
+        except sqlite3.Error as error:
+            raise InvalidInputError(f"store {self.path}: cannot be read: {error}") from None
+        parts = {}
+        for part, body in rows:
+            try:
+                parts[part] = json.loads(body)
+            except (TypeError, ValueError) as error:
+                raise InvalidInputError(
+                    f"store {self.path}: part {part!r}: not JSON ({error})") from None
         if parts and parts.get("format") != STORE_FORMAT:
             raise InvalidInputError(
                 f"store {self.path}: format: expected {STORE_FORMAT}, got {parts.get('format')!r}")
@@ -83,7 +142,7 @@ class Store:
             cursor.close()
 
     def close(self) -> None:
-        """Close the database (the state stays in the file)."""
+        """Close the database (the state stays in the file; the lock goes)."""
         if self._db is not None:
             self._db.close()
             self._db = None
