@@ -12,6 +12,8 @@ import sys
 from decimal import Decimal
 from typing import Any, Dict, Optional, Sequence
 
+import attr
+
 from . import __version__
 from .errors import LighthouseException
 from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
@@ -136,13 +138,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--server", choices=("auto", "waitress", "wsgiref"), default="auto",
                        help="the WSGI server (default auto: waitress if installed)")
     serve.add_argument("--max-body-bytes", type=int, default=None,
-                       help="largest request body accepted (default 1048576)")
+                       help="largest request body accepted "
+                       "(default $PYLIGHTHOUSE_MAX_BODY_BYTES, else 1048576)")
     serve.add_argument("--max-work", type=int, default=None,
-                       help="largest nodes x workloads of one request (default 2000000)")
+                       help="largest nodes x workloads of one request "
+                       "(default $PYLIGHTHOUSE_MAX_WORK, else 2000000)")
     serve.add_argument("--max-rubric", type=int, default=None,
-                       help="most rubric entries in one request (default 1000)")
+                       help="most rubric entries in one request "
+                       "(default $PYLIGHTHOUSE_MAX_RUBRIC, else 1000)")
     serve.add_argument("--max-response-bytes", type=int, default=None,
-                       help="largest answer (default 16777216)")
+                       help="largest answer "
+                       "(default $PYLIGHTHOUSE_MAX_RESPONSE_BYTES, else 16777216)")
     serve.add_argument("--timeout", type=float, default=30.0,
                        help="seconds a client may stay silent (default 30)")
     serve.add_argument("--max-connections", type=int, default=256,
@@ -190,7 +196,12 @@ def _assign(args: argparse.Namespace) -> int:
     except LighthouseException as error:
         more = len(check_problem(data, parsed=True)) - 1
         hint = (f" (and {more} more: run pylighthouse validate)" if more > 0 else "")
-        raise _BadInput(f"{_source(args.file)}: {error}{hint}") from None
+        # (a mistake in a value the options gave is theirs, not the file's)
+        source = _source(args.file)
+        for option, field in (("--strategy", "strategy"), ("--rubric", "rubric")):
+            if getattr(args, field) is not None and str(error).startswith(field):
+                source = option
+        raise _BadInput(f"{source}: {error}{hint}") from None
     # The command line places what fits unless told otherwise, by an option
     # or by the file's own "partial" field.
     partial = args.partial
@@ -265,7 +276,8 @@ def _serve(args: argparse.Namespace) -> int:
                                                     "max_rubric", "max_response_bytes")
              if getattr(args, name) is not None}
     try:
-        limits = Limits(**given)
+        # (an option given wins over its PYLIGHTHOUSE_MAX_* variable)
+        limits = attr.evolve(Limits.from_environ(), **given)
         serve(args.host, args.port, limits.max_body_bytes, limits=limits, server=args.server,
               timeout=args.timeout, max_connections=args.max_connections)
     except (OSError, ValueError, OverflowError) as error:

@@ -309,7 +309,7 @@ class Distributor:
         if type(self) is Distributor:
             raise InvalidTypeError(
                 "Distributor is the base class: use PrioritizedDistributor, "
-                "RoundRobinDistributor or BinPackDistributor")
+                "RoundRobinDistributor, BinPackDistributor or BestFitDistributor")
         self._lock = threading.RLock()
         self._journal: Optional[_Journal] = None
         self._slots: Dict[str, _Slot] = {}

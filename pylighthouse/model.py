@@ -82,7 +82,7 @@ def _names(value: Any, where: str, field: str) -> FrozenSet[str]:
     listed = list(value)
     for name in listed:
         if not isinstance(name, str) or not name:
-            raise InvalidInputError(
+            raise (InvalidInputError if isinstance(name, str) else InvalidTypeError)(
                 f"{where}: {field} must hold non-empty strings, got {shown(name)}")
     return _shared(frozenset(listed)) if listed else _EMPTY
 

@@ -381,10 +381,11 @@ def _plain_problem(data: Any) -> Optional[Problem]:
     if type(data) is not dict or not data.keys() <= _PROBLEM_KEYS:
         return None
     nodes, loads = data.get("nodes"), data.get("workloads")
-    strategy, partial = data.get("strategy", "Prioritized"), data.get("partial")
+    strategy, partial = data.get("strategy", "Prioritized"), data.get("partial", False)
     if type(nodes) is not list or type(loads) is not list or type(strategy) is not str \
-            or not (partial is None or type(partial) is bool):
+            or type(partial) is not bool or type(data.get("$schema", "")) is not str:
         return None
+    partial = data.get("partial")
     try:
         cls = distributor_class(strategy)
         rubric = None
@@ -626,9 +627,12 @@ class _Reader:
             if load is not None:
                 workloads.append(load)
         partial = fields.get("partial")
-        if partial is not None and not isinstance(partial, bool):
+        if "partial" in fields and not isinstance(partial, bool):
             self.fail(InvalidTypeError, "partial",
                       f"expected true or false, got {_describe(partial)}")
+        if "$schema" in fields and not isinstance(fields["$schema"], str):
+            self.fail(InvalidTypeError, "$schema",
+                      f"expected a string (a URI), got {_describe(fields['$schema'])}")
         self.unique("node")
         self.unique("workload")
         if self.errors:

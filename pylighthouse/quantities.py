@@ -401,5 +401,5 @@ def _field_label(where: str, field: str) -> str:
 def _check_key(key: Any, where: str, field: str) -> None:
     """Raise unless ``key`` is a non-empty string (a subclass of str is kept)."""
     if not isinstance(key, str) or not key:
-        raise InvalidInputError(
+        raise (InvalidInputError if isinstance(key, str) else InvalidTypeError)(
             f"{_field_label(where, field)} keys must be non-empty strings, got {shown(key)}")

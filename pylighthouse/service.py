@@ -275,10 +275,21 @@ def _respond(start_response: StartResponse, status: int, data: bytes,
     return [] if head else [data]
 
 
-#: The application, with the :class:`Limits` read from the environment at
-#: import (``gunicorn pylighthouse.service:app``,
-#: ``waitress-serve pylighthouse.service:app``).
-app = make_app(limits=Limits.from_environ())
+#: The application, with the :class:`Limits` read from the environment
+#: (:meth:`Limits.from_environ`) when it is first looked up, as a server
+#: does at start (``gunicorn pylighthouse.service:app``,
+#: ``waitress-serve pylighthouse.service:app``): a bad variable stops the
+#: server there, and importing the module for anything else never reads
+#: them.
+app: Application
+
+
+def __getattr__(name: str) -> Any:
+    """Make :data:`app` at its first lookup (see there). O(1)."""
+    if name == "app":
+        made = globals()["app"] = make_app(limits=Limits.from_environ())
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------ bundled server
@@ -476,6 +487,7 @@ def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: int,
                                  channel_timeout=timeout, connection_limit=max_connections,
                                  max_request_body_size=max_body_bytes, backlog=1024,
                                  clear_untrusted_proxy_headers=True)
+    _json_refusals(httpd)
     try:
         _banner("waitress", host, httpd.effective_port)
         httpd.run()
@@ -483,6 +495,46 @@ def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: int,
         pass
     finally:
         httpd.close()
+
+
+def _json_refusals(httpd: Any) -> None:
+    """Have waitress answer in JSON, as the application does, the requests it
+    refuses itself before the application sees them: a body announced
+    larger than the limit (413, worded as the application words it), a
+    ``Content-Length`` that is not a number, a broken chunk, a malformed
+    request line or header (400). (Its own answers are plain text.) Through
+    its server's ``channel_class`` and that channel's ``error_task_class``
+    (waitress 2 and 3); a waitress without them is left as it is."""
+    try:
+        channel = importlib.import_module("waitress.channel").HTTPChannel
+        task = importlib.import_module("waitress.task").ErrorTask
+    except (ImportError, AttributeError):
+        return
+    if getattr(httpd, "channel_class", None) is not channel \
+            or getattr(channel, "error_task_class", None) is not task:
+        return
+
+    class JsonErrorTask(task):  # type: ignore[misc,valid-type]  # (waitress is untyped)
+        def execute(self) -> None:
+            error = self.request.error
+            limit = self.channel.server.adj.max_request_body_size
+            length = getattr(self.request, "content_length", 0) or 0
+            if error.code == 413:
+                message = (f"the body is {length} bytes; the limit is {limit}"
+                           if length > limit else f"the body is over the limit of {limit} bytes")
+            else:
+                message = f"{error.reason}: {error.body}"
+            body = _encode({"error": message})
+            self.status = f"{error.code} {error.reason}"
+            self.response_headers.append(("Content-Type", "application/json"))
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class JsonErrorChannel(channel):  # type: ignore[misc,valid-type]  # (waitress is untyped)
+        error_task_class = JsonErrorTask
+
+    httpd.channel_class = JsonErrorChannel
 
 
 def _banner(name: str, host: str, port: int) -> None:

@@ -69,6 +69,19 @@ def test_strategy_and_rubric_override_the_file(capsys, monkeypatch):
         "req-1": "node-2", "req-2": "node-3", "req-3": "node-1"}
 
 
+def test_a_mistake_in_an_option_is_blamed_on_the_option(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["assign", "examples/tour.json", "--rubric", '{"cpu": "x"}']) == 2
+    assert capsys.readouterr().err == \
+        'pylighthouse: --rubric: rubric.cpu: expected a number, got "x"\n'
+    assert main(["assign", "examples/tour.json", "--strategy", "fastest"]) == 2
+    assert capsys.readouterr().err.startswith(
+        'pylighthouse: --strategy: strategy: unknown strategy "fastest"')
+    # (the file's own mistakes are still the file's)
+    assert main(["assign", "examples/broken.json", "--strategy", "binpack"]) == 2
+    assert capsys.readouterr().err.startswith("pylighthouse: examples/broken.json: ")
+
+
 def test_table_lists_nodes_bars_and_reasons(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert main(["assign", "examples/tags-and-wards.json", "--format", "table"]) == 1

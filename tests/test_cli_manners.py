@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -158,9 +159,9 @@ def interruptible():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def serving(*args):
+def serving(*args, env=ENV):
     process = subprocess.Popen([sys.executable, "-m", "pylighthouse", "serve", "--port", "0",
-                                *args], cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True,
+                                *args], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
                                preexec_fn=interruptible)
     banner = process.stderr.readline()
     return process, banner
@@ -203,6 +204,83 @@ def test_serve_runs_on_the_server_asked_for(server):
         assert "the limit is 4" in json.loads(caught.value.read())["error"]
     finally:
         stop(process)
+
+
+def raw_answer(port, request):
+    """Send ``request`` (bytes) as it is; return (status, content type, body)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers.get("Content-Type"), body
+
+
+@pytest.mark.parametrize("server", ["wsgiref", "waitress"])
+def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
+    # waitress refuses some requests before the application sees them; its
+    # own answers were plain text
+    if server == "waitress":
+        pytest.importorskip("waitress")
+    process, banner = serving("--server", server, "--max-body-bytes", "1000")
+    try:
+        port = healthy_port(banner)
+        post = b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        status, kind, body = raw_answer(port, post + b"Content-Length: 2000000\r\n\r\n{")
+        assert (status, kind) == (413, "application/json")
+        assert json.loads(body) == {"error": "the body is 2000000 bytes; the limit is 1000"}
+        status, kind, body = raw_answer(port, post + b"Content-Length: abc\r\n\r\n{")
+        assert (status, kind) == (400, "application/json")
+        assert "Content-Length" in json.loads(body)["error"]
+        status, kind, body = raw_answer(port, b"GARBAGE\r\n\r\n")
+        assert (status, kind) == (400, "application/json") and json.loads(body)["error"]
+    finally:
+        stop(process)
+
+
+def test_serve_takes_its_limits_from_the_environment_unless_given():
+    env = dict(ENV, PYLIGHTHOUSE_MAX_WORK="4")
+    body = json.dumps(problem(5)).encode()
+    for args, limit in (((), 4), (("--max-work", "100"), None)):
+        process, banner = serving("--server", "wsgiref", *args, env=env)
+        try:
+            port = healthy_port(banner)
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/assign-workloads",
+                                             data=body, method="POST")
+            if limit is None:
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    assert answer.status == 200
+            else:
+                with pytest.raises(urllib.error.HTTPError) as caught:
+                    urllib.request.urlopen(request, timeout=10)
+                assert caught.value.code == 413
+                assert f"the limit is {limit}" in json.loads(caught.value.read())["error"]
+        finally:
+            stop(process)
+
+
+def test_a_bad_limit_variable_is_a_clean_error_and_only_where_read():
+    env = dict(ENV, PYLIGHTHOUSE_MAX_WORK="abc")
+    run = subprocess.run([sys.executable, "-m", "pylighthouse", "serve", "--port", "0"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert run.returncode == 2
+    assert run.stderr == ("pylighthouse: serve: PYLIGHTHOUSE_MAX_WORK: expected a whole "
+                          "number >= 0, got 'abc'\n")
+    # importing the module reads nothing; looking up its app (as a server
+    # does at start) reads the variables, and stops there
+    script = ("import pylighthouse.service as service\n"
+              "try:\n    service.app\nexcept ValueError as error:\n    print(error)\n")
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    assert run.stdout == "PYLIGHTHOUSE_MAX_WORK: expected a whole number >= 0, got 'abc'\n"
 
 
 def test_serve_auto_prefers_waitress_when_installed():

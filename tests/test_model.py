@@ -117,8 +117,14 @@ def test_bad_nodes_are_refused_naming_item_and_field(data, message):
      "workload 'w': requirements['cpu']: Fraction(1, 3) has no exact decimal form"),
     ({"name": "w", "immunities": "spiders"}, InvalidTypeError,
      "workload 'w': immunities must be a list, tuple or set of strings, got str"),
-    ({"name": "w", "aversion_groups": [1]}, InvalidInputError,
+    ({"name": "w", "aversion_groups": [1]}, InvalidTypeError,
      "workload 'w': aversion_groups must hold non-empty strings, got 1"),
+    ({"name": "w", "immunities": [""]}, InvalidInputError,
+     "workload 'w': immunities must hold non-empty strings, got ''"),
+    ({"name": "w", "requirements": {1: 1}}, InvalidTypeError,
+     "workload 'w': requirements keys must be non-empty strings, got 1"),
+    ({"name": "w", "requirements": {"": 1}}, InvalidInputError,
+     "workload 'w': requirements keys must be non-empty strings, got ''"),
     ({"name": "w", "requirments": {}}, InvalidInputError,
      "workloads[0]: unknown field 'requirments'"),
     ({"name": None}, InvalidTypeError, "workloads[0]: name must be a string, got NoneType"),
@@ -139,9 +145,9 @@ def test_errors_derive_from_the_matching_builtins():
 
 
 def test_unhashable_names_are_refused_with_a_library_error():
-    with pytest.raises(InvalidInputError, match="immunities must hold non-empty strings"):
+    with pytest.raises(InvalidTypeError, match="immunities must hold non-empty strings"):
         Workload("w", {}, [["spiders"]])
-    with pytest.raises(InvalidInputError, match="aversion_groups must hold non-empty strings"):
+    with pytest.raises(InvalidTypeError, match="aversion_groups must hold non-empty strings"):
         Workload("w", {}, (), [{}])
 
 

@@ -199,6 +199,8 @@ BAD = [
      "rubric: missing: the BinPack strategy needs a rubric"),
     (lambda data: data.pop("workloads"), InvalidInputError, "workloads: missing field"),
     (_set(("partial",), "yes"), InvalidTypeError, 'partial: expected true or false, got "yes"'),
+    (_set(("partial",), None), InvalidTypeError, "partial: expected true or false, got null"),
+    (_set(("$schema",), 5), InvalidTypeError, "$schema: expected a string (a URI), got 5"),
     (_set(("colour",), "blue"), InvalidInputError, "colour: unknown field"),
 ]
 

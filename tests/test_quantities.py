@@ -45,7 +45,7 @@ def test_to_quantities_checks_each_item_in_order_and_names_the_first_bad_one():
     with pytest.raises(InvalidInputError, match=r"^item: map\['a'\]: must be finite"):
         to_quantities({"a": inf}, "item", "map", True)
     assert to_quantities({"a": inf}, "item", "map", False)["a"] == Decimal("Infinity")
-    with pytest.raises(InvalidInputError, match="^map keys must be non-empty strings, got 5$"):
+    with pytest.raises(InvalidTypeError, match="^map keys must be non-empty strings, got 5$"):
         to_quantities({"a": 1, 5: "x", "b": "y"}, "", "map", False)
     with pytest.raises(InvalidInputError, match="^item: map keys must be non-empty strings, "
                        "got ''$"):
