@@ -174,7 +174,8 @@ def test_binpack_needs_a_valid_rubric():
         BinPackDistributor.from_list({"cpu": "heavy"}, [])
     with pytest.raises(InvalidInputError, match=r"rubric\['cpu'\]: must be finite"):
         BinPackDistributor.from_list({"cpu": float("inf")}, [])
-    with pytest.raises(InvalidTypeError):
+    with pytest.raises(InvalidTypeError, match="use PrioritizedDistributor, "
+                       "RoundRobinDistributor, BinPackDistributor or BestFitDistributor"):
         Distributor([])
 
 
