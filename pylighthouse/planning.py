@@ -18,7 +18,7 @@ import attr
 
 from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
-from .errors import InvalidInputError, InvalidTypeError, shown
+from .errors import InvalidInputError, InvalidTypeError, LighthouseException, shown
 from .fit import check_fit
 from .model import Node, Workload, check_name
 from .quantities import ZERO, exactly, to_number, to_quantity
@@ -511,7 +511,11 @@ def _template(item: Any, where: str) -> _Template:
     cost = to_quantity(item.get("cost", 1), f"{where}: cost", finite=True)
     if cost < 0:
         raise InvalidInputError(f"{where}: cost must be at least 0, got {to_number(cost)}")
-    return _Template(prefix, Node(prefix, item["resources"]), cost)
+    try:
+        shape = Node(prefix, item["resources"])
+    except LighthouseException as error:  # (its message names the node: name the template)
+        raise type(error)(f"{where}: {error}") from None
+    return _Template(prefix, shape, cost)
 
 
 def _accept_limit(value: Any, what: str) -> Optional[int]:

@@ -211,6 +211,41 @@ def test_a_node_revoked_while_being_created_never_joins():
     assert dict(manager.assignments) == {"a": "vm-2"}
 
 
+def test_a_lost_nodes_work_placed_again_is_reported_as_moved():
+    static = PrioritizedDistributor([{"name": "s", "resources": {"cpu": 4, "mem": 8}}])
+    manager, provider = make(static)
+    manager.submit([job("a", 3), job("b", 3)])
+    settle(manager, 2)
+    assert dict(manager.assignments) == {"a": "s", "b": "vm-1"}
+    manager.finish(["a"])
+    provider.revoke(["vm-1"])
+    report = manager.manage_once()
+    assert report.lost == ["vm-1"] and report.moved == {"b": "s"} and report.requeued == []
+
+
+def test_the_manager_refuses_a_bad_provider_or_argument_by_name():
+    with pytest.raises(InvalidTypeError, match=r"provider: expected an object with "
+                       r"create_nodes, delete_nodes and poll, got NoneType \(no create_nodes\)"):
+        ElasticManager(PrioritizedDistributor([]), None, [VM])
+    with pytest.raises(InvalidTypeError, match=r"^templates\[1\]: node 'big': "
+                       r"resources\['cpu'\]: expected a number"):
+        ElasticManager(PrioritizedDistributor([]), SimulatedProvider(),
+                       [VM, {"name": "big", "resources": {"cpu": "x"}}])
+    manager, _ = make()
+    with pytest.raises(InvalidTypeError, match="finish: expected a workload name or a list"):
+        manager.finish(None)
+
+    class Listing(SimulatedProvider):
+        def poll(self):
+            return list(super().poll())
+
+    manager, _ = make(provider=Listing())
+    before = manager._parts()
+    assert manager.manage_once().errors == [
+        "poll: InvalidTypeError: poll: expected a mapping of node name to status, got list"]
+    assert manager._parts() == before
+
+
 def test_scale_down_uses_the_resource_values():
     manager, provider = make(enable_delete=True, min_nodes=1)
     manager.submit([job("a", 4), job("b", 4)])
@@ -611,6 +646,37 @@ def test_manage_without_a_provider_explains(tmp_path, capsys):
     assert main(["manage", str(config)]) == 2
     assert "unknown field 'template'" in capsys.readouterr().err
     assert main(["manage", str(config), "--rpc", "nowhere"]) == 2
+
+
+SIMULATED = "pylighthouse.elastic:SimulatedProvider"
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"provider": SIMULATED, "provider_options": [1]},
+     "config: provider_options: expected an object"),
+    ({"provider": SIMULATED, "provider_options": {"zone": 1}},
+     "config: provider_options: pylighthouse.elastic:SimulatedProvider refused them: "),
+    ({"simulation": {"seconds_per_cycle": "x"}},
+     "config: simulation.seconds_per_cycle: expected a number of seconds, at least 0, got 'x'"),
+    ({"simulation": {"cycles": -1}},
+     "config: simulation.cycles: expected a whole number, at least 0, got -1"),
+    ({"simulation": {"ready_after": -1}},
+     "config: simulation.ready_after: expected a whole number, at least 0, got -1"),
+    ({"simulation": {"capacity": "2"}},
+     "config: simulation.capacity: expected a whole number, at least 0, got '2'"),
+    ({"simulation": {"fail": "vm-1"}},
+     "config: simulation.fail: expected a list of node names"),
+    ({"simulation": {"revocations": [{"at": 1, "node": "vm-1", "max_wait_time": "x"}]}},
+     "config: simulation.revocations[0].max_wait_time: expected a number of seconds"),
+])
+def test_manage_names_a_bad_config_field_before_anything_runs(tmp_path, capsys, extra, message):
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"templates": [VM], **extra}))
+    simulate = ["--simulate"] if "simulation" in extra else []
+    assert main(["manage", str(config), *simulate, "--cycles", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # (nothing ran: before, some failed mid-run)
+    assert captured.err.startswith(f"pylighthouse: {config}: {message}")
 
 
 @pytest.mark.parametrize("strategy, rubric", [

@@ -1,6 +1,7 @@
 """``pylighthouse manage``: run an elastic manager from a JSON config, or its simulated demo."""
 import importlib
 import json
+import math
 import os
 import time
 from collections.abc import Mapping as MappingABC
@@ -60,6 +61,16 @@ def _simulation(data: Any) -> Dict[str, Any]:
         raise InvalidInputError(f"config: simulation: unknown field {unknown[0]!r} "
                                 f"(valid: {', '.join(_SIMULATION)})")
     simulation = dict(data)
+    for key in ("ready_after", "cycles"):
+        if key in simulation:
+            _cycle(simulation[key], f"config: simulation.{key}")
+    if simulation.get("capacity") is not None:
+        _cycle(simulation["capacity"], "config: simulation.capacity")
+    if "seconds_per_cycle" in simulation:
+        _seconds(simulation["seconds_per_cycle"], "config: simulation.seconds_per_cycle")
+    fail = simulation.get("fail", [])
+    if not isinstance(fail, list) or not all(isinstance(name, str) for name in fail):
+        raise InvalidTypeError("config: simulation.fail: expected a list of node names")
     trace = simulation.get("trace", [])
     if not isinstance(trace, list):
         raise InvalidTypeError("config: simulation.trace: expected a list")
@@ -80,6 +91,7 @@ def _simulation(data: Any) -> Dict[str, Any]:
         if not isinstance(item, MappingABC) or not isinstance(item.get("node"), str):
             raise InvalidInputError(f"{where}: expected an object with at, node, max_wait_time")
         _cycle(item.get("at", 0), f"{where}.at")
+        _seconds(item.get("max_wait_time", 0), f"{where}.max_wait_time")
     return simulation
 
 
@@ -87,6 +99,13 @@ def _cycle(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInputError(f"{where}: expected a whole number, at least 0, got {value!r}")
     return value
+
+
+def _seconds(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value < math.inf:
+        raise InvalidInputError(f"{where}: expected a number of seconds, at least 0, "
+                                f"got {value!r}")
 
 
 def _distributor(config: Dict[str, Any]) -> Distributor:
@@ -119,7 +138,15 @@ def _provider(config: Dict[str, Any]) -> Provider:
         factory = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
         raise InvalidInputError(f"config: provider: cannot load {spec!r}: {error}") from None
-    provider: Provider = factory(**config.get("provider_options", {}))
+    options = config.get("provider_options", {})
+    if not isinstance(options, MappingABC) or not all(isinstance(key, str) for key in options):
+        raise InvalidTypeError("config: provider_options: expected an object (the keyword "
+                               f"arguments of {spec}), got {type(options).__name__}")
+    try:
+        provider: Provider = factory(**options)
+    except TypeError as error:  # (options it does not take, or a value of the wrong type)
+        raise InvalidInputError(f"config: provider_options: {spec} refused them: "
+                                f"{error}") from None
     return provider
 
 

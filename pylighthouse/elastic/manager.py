@@ -44,7 +44,8 @@ class CycleReport:
     ``failed``: nodes asked for whose creation failed (or that vanished
     before they were ready); ``requested``: nodes asked of the provider this
     cycle; ``placed``: ``{workload: node}`` placed this cycle; ``moved``:
-    ``{workload: node}`` moved off nodes the provider is taking; ``deleted``:
+    ``{workload: node}`` moved off nodes the provider is taking or has
+    taken (a lost node's work placed again at once); ``deleted``:
     nodes given back to the provider; ``lost``: nodes that vanished from the
     provider without being given back (revoked); ``requeued``: workloads put
     back in the queue because their node went; ``pending``: the queue at the
@@ -109,6 +110,7 @@ class ElasticManager:
         if not isinstance(distributor, Distributor):
             raise InvalidTypeError(
                 f"distributor: expected a Distributor, got {type(distributor).__name__}")
+        _check_provider(provider)
         config: Dict[str, Any] = {
             "templates": [_template_json(item) for item in accept_templates(templates)],
             "min_nodes": _whole(min_nodes, "min_nodes"),
@@ -148,6 +150,7 @@ class ElasticManager:
         Cost: reading the state and rebuilding the distributor,
         O((N + W) x R log N).
         """
+        _check_provider(provider)
         store_ = Store(store, create=False)
         manager = cls.__new__(cls)
         try:
@@ -283,6 +286,10 @@ class ElasticManager:
             DuplicateNameError: a name is given twice. Nothing changes when
                 anything is raised.
         """
+        if not isinstance(names, str) and (isinstance(names, MappingABC)
+                                           or not isinstance(names, Iterable)):
+            raise InvalidTypeError(f"finish: expected a workload name or a list of names, "
+                                   f"got {type(names).__name__}")
         wanted = [names] if isinstance(names, str) else list(names)
         with self._change():
             placed = self._distributor.assignments
@@ -452,6 +459,9 @@ class ElasticManager:
     def _reconcile(self, report: CycleReport) -> None:
         """Poll, then bring the books in line with what the provider holds."""
         statuses = self._provider.poll()
+        if not isinstance(statuses, MappingABC):
+            raise InvalidTypeError(f"poll: expected a mapping of node name to status, "
+                                   f"got {type(statuses).__name__}")
         for name in list(self._requested):
             status = statuses.get(name)
             if status == READY:
@@ -465,7 +475,7 @@ class ElasticManager:
         self._deleting = [name for name in self._deleting if name in statuses]
         lost = [name for name in self.nodes if name not in statuses and name not in self._static]
         report.lost.extend(lost)
-        report.requeued.extend(self._remove(lost))
+        report.requeued.extend(self._remove(lost, report.moved))
         known = set(self.nodes) | set(self._requested) | set(self._deleting)
         # Nodes the provider holds for us that no record names (a creation that
         # raised after doing part of its work): give them back.
@@ -582,8 +592,10 @@ class ElasticManager:
         self._pending[:0] = loads
         return [load.name for load in loads]
 
-    def _remove(self, names: List[str]) -> List[str]:
-        """Remove nodes; place their work elsewhere or put it at the front of the queue."""
+    def _remove(self, names: List[str],
+                moved: Optional[Dict[str, str]] = None) -> List[str]:
+        """Remove nodes; place their work elsewhere (into ``moved``, if given)
+        or put it at the front of the queue; return the names queued."""
         if not names:
             return []
         displaced: List[Workload] = []
@@ -591,8 +603,10 @@ class ElasticManager:
             displaced.extend(self._distributor.workload(load)
                              for load in self._distributor.node_state(name).workloads)
             self._forget(name)
-        moved = self._distributor.remove_nodes(names)
-        waiting = [load for load in displaced if moved[load.name] is None]
+        placed = self._distributor.remove_nodes(names)
+        if moved is not None:
+            moved.update({name: node for name, node in placed.items() if node is not None})
+        waiting = [load for load in displaced if placed[load.name] is None]
         self._pending[:0] = waiting
         return [load.name for load in waiting]
 
@@ -683,6 +697,15 @@ class ElasticManager:
 
 
 # ----------------------------------------------------------- validation
+
+def _check_provider(provider: Any) -> None:
+    missing = [name for name in ("create_nodes", "delete_nodes", "poll")
+               if not callable(getattr(provider, name, None))]
+    if missing:
+        raise InvalidTypeError(f"provider: expected an object with create_nodes, "
+                               f"delete_nodes and poll, got {type(provider).__name__} "
+                               f"(no {missing[0]})")
+
 
 def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, Any], Any]]:
     """``(name, entry, max_wait_time)`` for each entry of an elasticslice node list."""
