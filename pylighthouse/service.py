@@ -221,6 +221,15 @@ def _assign(body: bytes, limits: Limits) -> bytes:
     return answer
 
 
+def _header_text(value: str) -> str:
+    """A header's value as its sender wrote it: WSGI hands over its bytes
+    decoded as Latin-1 (PEP 3333), which shows UTF-8 text as mojibake."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def _body(environ: Dict[str, Any], limit: int) -> bytes:
     stream = environ["wsgi.input"]
     declared = environ.get("CONTENT_LENGTH") or ""
@@ -234,7 +243,7 @@ def _body(environ: Dict[str, Any], limit: int) -> bytes:
         return body
     if not _DIGITS.match(declared):
         raise _Answer(400, f"Content-Length: not a byte count (ASCII digits only): "
-                           f"{declared[:40]!r}")
+                           f"{_header_text(declared)[:40]!r}")
     length = int(declared)
     if length > limit:
         raise _Answer(413, f"the body is {length} bytes; the limit is {limit}")

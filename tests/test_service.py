@@ -334,6 +334,20 @@ def test_the_body_is_read_no_further_than_content_length():
     assert (status, read) == (200, len(body))
 
 
+def test_a_content_length_of_other_digits_is_shown_as_sent():
+    # (WSGI hands header bytes over decoded as Latin-1: UTF-8 full-width
+    # digits used to show as mojibake)
+    sent = "\uff12\uff17".encode("utf-8").decode("latin-1")
+    status, _, answer, read = call(make_app(), "POST", "/assign-workloads", b"{}",
+                                   CONTENT_LENGTH=sent)
+    assert (status, read) == (400, 0)
+    assert answer == {"error": "Content-Length: not a byte count (ASCII digits only): "
+                               "'\uff12\uff17'"}
+    status, _, answer, _ = call(make_app(), "POST", "/assign-workloads", b"{}",
+                                CONTENT_LENGTH="\xff2")  # (not UTF-8: as it came)
+    assert answer["error"].endswith("'\xff2'")
+
+
 def test_missing_content_length_gets_411_unless_the_body_is_chunked_and_terminated():
     body = b'{"nodes": [], "workloads": []}'
     status, _, _, read = call(make_app(), "POST", "/assign-workloads", body, CONTENT_LENGTH="")
