@@ -798,7 +798,7 @@ class BestFitDistributor(Distributor):
 
     @classmethod
     def _restore(cls, snapshot: Mapping[str, Any], nodes: List[Node]) -> "Distributor":
-        if "rubric" not in snapshot:
+        if snapshot.get("rubric") is None:  # (no rubric: left out, or null)
             return cls(nodes)
         rubric = _field(snapshot, "rubric", Mapping, "snapshot")
         return cls(nodes, {key: from_json_quantity(value, f"snapshot: rubric.{key}",

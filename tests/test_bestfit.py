@@ -128,6 +128,8 @@ def test_snapshot_keeps_the_rubric_or_its_absence():
     assert restored.rubric == scored.rubric
     with pytest.raises(InvalidTypeError, match="rubric.cpu"):
         BestFitDistributor.from_dict(dict(scored.to_dict(), rubric={"cpu": "x"}))
+    # (a rubric written null, as another tool may write "none", is none)
+    assert BestFitDistributor.from_dict(dict(plain.to_dict(), rubric=None)).rubric is None
 
 
 def test_json_problems_cli_names_and_planners_accept_bestfit():

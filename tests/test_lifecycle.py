@@ -190,6 +190,17 @@ def test_snapshots_are_standard_json_and_restore_the_right_class():
     (lambda s: s["nodes"][0]["resources"].update(cpu="lots"),
      'snapshot: nodes\\[0\\].resources.cpu: expected a number, got "lots"'),
     (lambda s: s["placements"].append(s["placements"][0]), "is placed twice"),
+    # (a misspelt field, at any level, is refused: it used to be dropped)
+    (lambda s: s.update(cursour=0), "snapshot: unknown field 'cursour' .a snapshot has: "
+     "format, strategy, cursor, rubric, nodes, placements."),
+    (lambda s: s["nodes"][0].update(cordonned=True),
+     r"snapshot: nodes\[0\]: unknown field 'cordonned' \(a node has: name, resources, "
+     r"cordoned\)"),
+    (lambda s: s["placements"][0].update(at=3),
+     r"snapshot: placements\[0\]: unknown field 'at' \(a placement has: node, workload\)"),
+    (lambda s: s["placements"][0]["workload"].update(bogus=1),
+     r"snapshot: placements\[0\].workload: unknown field 'bogus' \(a workload has: name, "
+     r"requirements, immunities, aversion_groups\)"),
 ])
 def test_bad_snapshots_are_refused(change, message):
     distributor = RoundRobinDistributor.from_list([{"name": "n", "resources": {"cpu": 1}}])
