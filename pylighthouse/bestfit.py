@@ -193,8 +193,8 @@ class BestFitDistributor(Distributor):
     descending, the largest fraction a workload requires of any resource,
     measured against the largest capacity of that resource among the
     distributor's nodes (cordoned ones included; only resources whose
-    largest capacity is positive and finite count). Equal shares keep the
-    order given.
+    largest capacity is positive and finite count), compared exactly (as
+    fractions, never rounded). Equal shares keep the order given.
 
     Each workload then goes to the first node where it fits, the nodes
     ordered by, in turn:

@@ -1105,6 +1105,9 @@ class Distributor:
         for name in _single_or_many(names, what):
             if isinstance(name, Workload):
                 name = name.name
+            if not isinstance(name, str):
+                raise InvalidTypeError(f"{what}: expected workload names, got "
+                                       f"{type(name).__name__} {shown(name)}")
             self._placed_slot(name)
             if name in seen:
                 raise DuplicateNameError(f"workload {shown(name)}: given twice")
@@ -1116,6 +1119,9 @@ class Distributor:
         wanted: List[str] = []
         seen = set()
         for name in _single_or_many(names, "remove_nodes"):
+            if not isinstance(name, (str, Node)):
+                raise InvalidTypeError(f"remove_nodes: expected node names, got "
+                                       f"{type(name).__name__} {shown(name)}")
             name = self._slot(name).name
             if name in seen:
                 raise DuplicateNameError(f"node {shown(name)}: given twice")

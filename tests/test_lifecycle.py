@@ -8,7 +8,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
-                          InvalidInputError, LighthouseException, Node,
+                          InvalidInputError, InvalidTypeError, LighthouseException, Node,
                           PrioritizedDistributor, RoundRobinDistributor, UnknownNameError)
 from instances import RUBRICS, clusters, operations
 from test_differential import concrete, run
@@ -41,6 +41,12 @@ def test_release_of_an_unknown_name_changes_nothing():
         distributor.release_loads(["x", "x"])
     with pytest.raises(KeyError):
         distributor.release_loads(["ghost"])
+    # (a name of the wrong type is a TypeError, as everywhere else)
+    with pytest.raises(InvalidTypeError, match="release_loads: expected workload names, "
+                       "got int 5"):
+        distributor.release_loads(["x", 5])
+    with pytest.raises(InvalidTypeError, match="remove_nodes: expected node names, got int 5"):
+        distributor.remove_nodes([5])
     assert distributor.to_dict() == before
 
 
