@@ -23,10 +23,11 @@ Cost: O(N x R) once for N nodes; then per workload, for each layout,
 O(R) comparisons in C per node of it, or one ``check_fit`` per node of
 the small layouts.
 """
+from bisect import bisect_left
 from decimal import Decimal
 from itertools import compress, count, repeat
 from operator import and_, eq, gt, lt, or_
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .explain import one_line, summary_parts
 from .fit import CORDONED, INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit
@@ -37,6 +38,33 @@ __all__ = ["nowhere_lines", "FEW"]
 
 #: Layouts of fewer nodes are checked a node at a time.
 FEW = 4
+#: Layouts of at least this many nodes (and at most :data:`BITS_MOST`) are
+#: counted with sorted columns and sets of nodes as bits (see
+#: :class:`_Sorted`); others a column at a time. (From the smallest: on
+#: 500 nodes of seven layouts, 4 to 314 nodes each, the answer to 10,000
+#: workloads of their own quantities took 0.32 s so, 0.35 s from 16 nodes,
+#: 0.42 s from 64.)
+BITS = FEW
+#: Above this many nodes a layout's sets of bits would take too much
+#: memory (a set every :data:`STEP` nodes of the sorted order, each of one
+#: bit a node): columns are compared a resource at a time again.
+BITS_MOST = 20_000
+#: Nodes of a column's sorted order between two kept sets of bits.
+STEP = 16
+
+
+def _count_bits(bits: int) -> int:
+    return bin(bits).count("1")
+
+
+#: How many bits are set (``int.bit_count`` from Python 3.10 on, in C).
+_popcount: Callable[[int], int] = getattr(int, "bit_count", _count_bits)
+
+
+def _lowest(bits: int) -> int:
+    """The index of the lowest bit set in ``bits`` (not 0). O(size) in C."""
+    return (bits & -bits).bit_length() - 1
+
 
 #: The nodes in the strategy's order: (name, remaining, cordoned).
 Order = Sequence[Tuple[str, Mapping[str, Decimal], bool]]
@@ -48,7 +76,7 @@ _Tally = Dict[Tuple[str, str], List[Any]]
 class _Layout:
     """The open nodes whose remaining quantities name ``keys``, in order."""
 
-    __slots__ = ("keys", "names", "positions", "columns", "lowest")
+    __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted")
 
     def __init__(self, keys: Tuple[str, ...], positions: List[int],
                  remainings: List[Mapping[str, Decimal]]):
@@ -57,6 +85,73 @@ class _Layout:
         self.positions = positions  # (in the strategy's order)
         self.columns = {key: [remaining[key] for remaining in remainings] for key in keys}
         self.lowest = {key: min(column) for key, column in self.columns.items()}
+        self.sorted: Dict[str, _Sorted] = {}  # (made at a column's first use)
+
+    def sorted_column(self, key: str) -> "_Sorted":
+        found = self.sorted.get(key)
+        if found is None:
+            found = self.sorted[key] = _Sorted(self.columns[key])
+        return found
+
+
+class _Sorted:
+    """A column in ascending order of its values (ties in the layout's
+    order), with the set of its first ``c x`` :data:`STEP` nodes kept as
+    bits (bit ``i``: the layout's ``i``-th node) for every ``c``: the nodes
+    below any quantity are a run from the start of this order, found by
+    bisection, and their set is a kept one and at most ``STEP - 1`` bits
+    more. Cost: O(L log L) to make, O(L^2 / STEP) bits kept."""
+
+    __slots__ = ("values", "order", "marks")
+
+    def __init__(self, column: List[Decimal]):
+        self.order = sorted(range(len(column)), key=column.__getitem__)
+        self.values = [column[index] for index in self.order]
+        marks = [0]
+        bits = 0
+        for at, index in enumerate(self.order, 1):
+            bits |= 1 << index
+            if at % STEP == 0:
+                marks.append(bits)
+        self.marks = marks
+
+    def first(self, number: int) -> int:
+        """The set of the first ``number`` nodes of the order. O(STEP)."""
+        kept, rest = divmod(number, STEP)
+        bits = self.marks[kept]
+        order = self.order
+        for at in range(kept * STEP, number):
+            bits |= 1 << order[at]
+        return bits
+
+    def below(self, needed: Decimal) -> Tuple[int, int]:
+        """How many nodes have less than ``needed``, and their set."""
+        number = bisect_left(self.values, needed)
+        return number, self.first(number)
+
+    def highest(self, among: int, number: int) -> int:
+        """The place in the order of the last node of ``among`` (a set of
+        nodes all among the first ``number``): it has the most of them.
+        O(STEP) per kept set passed."""
+        order, marks = self.order, self.marks
+        top = number
+        bottom = number // STEP * STEP
+        while top > 0:
+            if top == number or (marks[top // STEP] ^ marks[bottom // STEP]) & among:
+                for at in range(top - 1, bottom - 1, -1):
+                    if among >> order[at] & 1:
+                        return at
+            top, bottom = bottom, bottom - STEP
+        raise ValueError("no node")  # (never: ``among`` is not empty)
+
+    def lowest_of(self, among: int, start: int) -> int:
+        """The place in the order of the first node of ``among`` from place
+        ``start`` on (there is one). O(places passed)."""
+        order = self.order
+        at = start
+        while not among >> order[at] & 1:
+            at += 1
+        return at
 
 
 def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]]:
@@ -96,7 +191,9 @@ def _line(load: Workload, layouts: List[_Layout],
     if cordoned:
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
     for layout in layouts:
-        if not _refused_by(layout, load, tally):
+        counted = _refused_by_bits if BITS <= len(layout.positions) <= BITS_MOST \
+            else _refused_by
+        if not counted(layout, load, tally):
             return None
     for position, remaining in singles:
         reason = check_fit(remaining, load)
@@ -144,6 +241,53 @@ def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:
                  most, positions[at])
         failed = below if failed is None else list(map(or_, failed, below))
         if False not in failed:
+            return True
+    return False
+
+
+def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally) -> bool:
+    """:func:`_refused_by`, with each resource's failing nodes found by
+    bisection in its sorted column and kept as bits: O(log L + L / 30) per
+    resource instead of O(L) comparisons of Decimals (the sets are machine
+    words; most of it runs in C), so that many workloads of their own
+    quantities, each explained against the same nodes, do not each pay a
+    pass over them all. The same counts, first nodes and most left."""
+    positions = layout.positions
+    requirements = load.requirements
+    for key in requirements:
+        if key not in layout.names:
+            _add(tally, MISSING, key, len(positions), positions[0], None, None, 0)
+            return True
+    immunities = load.immunities
+    everyone = (1 << len(positions)) - 1
+    failed = 0  # the nodes that failed on an earlier resource
+    for key in layout.keys:
+        needed = requirements.get(key, ZERO)
+        lowest = layout.lowest[key]
+        if not lowest < needed or key in immunities:
+            continue  # no node fails here
+        index = layout.sorted_column(key)
+        number, below = index.below(needed)
+        new = below & ~failed
+        if not new:
+            continue
+        if lowest < ZERO:
+            negative = new & index.below(ZERO)[1]
+            if negative:
+                _add(tally, NOT_TOLERATED, key, _popcount(negative),
+                     positions[_lowest(negative)], needed, None, 0)
+                new &= ~negative
+        if new:
+            # (the most left: the last of ``new`` in the sorted order; the
+            # first node in order of those with as much, its value as written)
+            top = index.highest(new, number)
+            # (equal values sit in the layout's order in the sorted one)
+            at = index.order[index.lowest_of(new, bisect_left(index.values,
+                                                              index.values[top]))]
+            _add(tally, INSUFFICIENT, key, _popcount(new), positions[_lowest(new)], needed,
+                 layout.columns[key][at], positions[at])
+        failed |= below
+        if failed == everyone:
             return True
     return False
 

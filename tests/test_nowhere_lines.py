@@ -1,12 +1,15 @@
 """The lines of workloads that fit nowhere, counted a column of nodes at a
 time (pylighthouse.nowhere), against the explanations of explain_all."""
 from decimal import Decimal
+from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
 from instances import RUBRICS, batches, clusters, node_specs
+from pylighthouse import nowhere
 from pylighthouse.nowhere import FEW, nowhere_lines
 from test_explain_shared import STRATEGIES, build, copied_nodes, repeated_shapes
 
@@ -21,17 +24,27 @@ def expected_lines(distributor, loads):
             else str(explained[load["name"]]) for load in loads]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(strategy=STRATEGIES, kinds=clusters(max_nodes=3), copies=st.integers(FEW, FEW + 2),
        others=st.lists(node_specs("other"), max_size=3), rubric=RUBRICS, first=batches("w"),
        probes=repeated_shapes("p"), cordon=st.lists(st.integers(0, 20), max_size=3),
-       rewrite=st.booleans(), data=st.data())
+       rewrite=st.booleans(), bits=st.sampled_from([None, 1, 2, 3, 32]), data=st.data())
 def test_counted_by_columns_equals_explaining_each_node(strategy, kinds, copies, others,
                                                         rubric, first, probes, cordon,
-                                                        rewrite, data):
+                                                        rewrite, bits, data):
     # Copies of a few nodes (the same resources in the same order, some with
     # other quantities) make layouts counted by columns; the other nodes (a
-    # layout of their own, mostly) are checked one by one.
+    # layout of their own, mostly) are checked one by one. ``bits``: the
+    # layouts are counted as sets of bits (kept every ``bits`` nodes of a
+    # sorted column), as all but the largest are; else a column at a time.
+    with mock.patch.object(nowhere, "BITS", FEW if bits else 10 ** 9), \
+            mock.patch.object(nowhere, "STEP", bits or nowhere.STEP):
+        check_counted_lines(strategy, kinds, copies, others, rubric, first, probes, cordon,
+                            rewrite, data)
+
+
+def check_counted_lines(strategy, kinds, copies, others, rubric, first, probes, cordon,
+                        rewrite, data):
     def other(copy, resources):
         if copy and data.draw(st.booleans()):
             return {key: data.draw(st.integers(-2, 6)) if value != 0 else value
@@ -48,7 +61,69 @@ def test_counted_by_columns_equals_explaining_each_node(strategy, kinds, copies,
     assert lines_of(distributor, probes) == expected_lines(distributor, probes)
 
 
-def test_ties_go_to_the_first_node_in_order_across_layouts():
+@pytest.fixture(params=["columns", "bits"])
+def counting(request):
+    """Each layout counted a column at a time, or (as large layouts are) as
+    sets of bits over its sorted columns, kept every two nodes."""
+    if request.param == "columns":
+        with mock.patch.object(nowhere, "BITS", 10 ** 9):
+            yield
+        return
+    with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2):
+        yield
+
+
+def test_the_most_left_is_the_first_in_order_across_interleaved_layouts(counting):
+    # Two layouts whose nodes alternate in order; the most left (equal
+    # quantities written differently) is on the second node of one and
+    # the third of the other: the first in order wins, by its position.
+    tiny = Decimal("0.1000000000000000000001")
+    otherwise = Decimal("0.10000000000000000000010")
+    nodes = []
+    for index in range(8):
+        layout, rank = "ab"[index % 2], index // 2
+        cpu = (tiny if (layout, rank) == ("b", 0) else
+               otherwise if (layout, rank) == ("a", 1) else Decimal("0.01"))
+        extra = {"ssd": 0} if layout == "a" else {"mem": 0}
+        nodes.append({"name": f"{layout}{rank}", "resources": {"cpu": cpu, **extra}})
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    # (y asks for ssd, so that it is in the layouts: a's nodes and b's differ)
+    probes = [{"name": "x", "requirements": {"cpu": 1}},
+              {"name": "y", "requirements": {"cpu": 1, "ssd": 0}}]
+    lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert lines[0] == f"0/8 nodes fit: 8 insufficient cpu (needs 1, most left {tiny})"
+
+
+def test_the_most_left_is_of_the_nodes_failing_on_that_resource_first(counting):
+    # In the sorted memory column, the nodes with the most memory below 2
+    # failed on cpu already: the most memory left is of the others.
+    nodes = [{"name": f"n{index}", "resources": {"cpu": cpu, "mem": mem}}
+             for index, (cpu, mem) in enumerate([(1, 1.5), (4, 1), (1, 1.9), (4, 0.5),
+                                                 (1, 1.8), (4, 0.25)])]
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probe = [{"name": "x", "requirements": {"cpu": 2, "mem": 2}}]
+    assert lines_of(distributor, probe) == expected_lines(distributor, probe) == [
+        "0/6 nodes fit: 3 insufficient cpu (needs 2, most left 1), "
+        "3 insufficient mem (needs 2, most left 1)"]
+
+
+def test_the_most_left_is_as_written_on_the_first_node_failing_there(counting):
+    # Equal memory written two ways on n0 (failed on cpu first) and n1: the
+    # most memory left is n1's, as written.
+    tiny = Decimal("0.1000000000000000000001")
+    otherwise = Decimal("0.10000000000000000000010")
+    nodes = [{"name": f"n{index}", "resources": {"cpu": cpu, "mem": mem}}
+             for index, (cpu, mem) in enumerate([(1, otherwise), (4, tiny), (4, Decimal("0.05")),
+                                                 (1, otherwise), (4, otherwise)])]
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probe = [{"name": "x", "requirements": {"cpu": 2, "mem": 2}}]
+    assert lines_of(distributor, probe) == expected_lines(distributor, probe) == [
+        f"0/5 nodes fit: 3 insufficient mem (needs 2, most left {tiny}), "
+        "2 insufficient cpu (needs 2, most left 1)"]
+
+
+def test_ties_go_to_the_first_node_in_order_across_layouts(counting):
     # Equal quantities written differently (a reason shows them as written):
     # the most left is the one of the first node in order, whichever layout
     # it is in; equal counts are ranked by the first node refusing so.
@@ -69,7 +144,7 @@ def test_ties_go_to_the_first_node_in_order_across_layouts():
         f"0/16 nodes fit: 8 missing resource cpu, 8 insufficient cpu (needs 1, most left {tiny})"]
 
 
-def test_a_node_is_counted_for_its_first_failing_resource_only():
+def test_a_node_is_counted_for_its_first_failing_resource_only(counting):
     nodes = [{"name": f"n{i}", "resources": {"cpu": 1 + 3 * (i % 2), "mem": 1}}
              for i in range(6)]
     distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
@@ -79,7 +154,7 @@ def test_a_node_is_counted_for_its_first_failing_resource_only():
         "3 insufficient mem (needs 2, most left 1)"]
 
 
-def test_a_shortcoming_and_too_little_of_one_resource_are_counted_apart():
+def test_a_shortcoming_and_too_little_of_one_resource_are_counted_apart(counting):
     nodes = [{"name": f"n{i}", "resources": {"cpu": 4, "flies": i - 2}} for i in range(6)]
     distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
     probes = [{"name": "x", "requirements": {"cpu": 1, "flies": 4}},
@@ -91,7 +166,7 @@ def test_a_shortcoming_and_too_little_of_one_resource_are_counted_apart():
         None, None]
 
 
-def test_a_node_checked_alone_adds_to_the_count_of_a_layout():
+def test_a_node_checked_alone_adds_to_the_count_of_a_layout(counting):
     # Nodes below zero (not tolerated) in a layout counted by columns and
     # in one checked by itself (split off by a tag another workload of the
     # batch asks for): one count, with no "most left".
@@ -105,12 +180,12 @@ def test_a_node_checked_alone_adds_to_the_count_of_a_layout():
         "0/5 nodes fit: 4 missing resource host-alone, 1 cpu below zero and not tolerated"]
 
 
-def test_no_node_at_all():
+def test_no_node_at_all(counting):
     assert nowhere_lines([], lighthouse.Workload.from_list([{"name": "x"}])) == [
         "0/0 nodes fit"]
 
 
-def test_tags_of_their_own_and_workloads_pinned_by_them():
+def test_tags_of_their_own_and_workloads_pinned_by_them(counting):
     nodes = [{"name": f"n{i}", "resources": {"cpu": i % 3, f"host-n{i}": 0, "mem": 2}}
              for i in range(12)]
     nodes.append({"name": "ward", "resources": {"cpu": 9, "host-ward": 0, "mem": 2,
