@@ -29,13 +29,14 @@ BAR_WIDTH = 20
 #: The exit status of a command whose output pipe was closed (128 + SIGPIPE).
 CLOSED_PIPE_STATUS = 141
 
-_EXAMPLES = """examples:
+_EXAMPLES = """examples (the files named are in a checkout of the repository):
   pylighthouse assign examples/tour.json                 place what fits, print JSON
   pylighthouse assign examples/tour.json --format table  nodes, bars and reasons
   pylighthouse assign - --all-or-nothing < problem.json  read stdin, as HTTP does
   pylighthouse assign p.json --strategy binpack --rubric '{"cpu": 1, "mem": 0.25}'
   pylighthouse validate examples/broken.json             list every mistake
   pylighthouse serve --port 8087 --max-work 5000000      serve POST /assign-workloads
+  pylighthouse manage examples/elastic/demo.json --simulate   the elastic manager's demo
 """
 
 
@@ -85,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pylighthouse",
         description="Place workloads onto nodes from a JSON problem file, check such a "
-                    "file, or serve the HTTP endpoint.",
+                    "file, serve the HTTP endpoint, or run an elastic manager.",
         epilog=_EXAMPLES + "\nexit status: 0 all placed (or valid), 1 some not placed, "
                            "2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
         "validate", help="check a problem file and report every mistake",
         description="Check a problem file; print every mistake with its JSON path. "
                     "Exit status 0 when valid, 2 otherwise.",
-        epilog="example:\n  pylighthouse validate examples/broken.json",
+        epilog="example (from a checkout of the repository):\n"
+               "  pylighthouse validate examples/broken.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     validate.add_argument("file", metavar="FILE", help="the problem file, or - for stdin")
     validate.set_defaults(run=_validate)
@@ -385,7 +387,11 @@ def _add_manage(commands: Any) -> None:
         "manage", help="run an elastic manager (or its simulated demo) from a config file",
         description="Keep a cluster the right size as work comes and goes, as the config "
                     "file describes. --simulate replays the config's workload trace on a "
-                    "simulated provider, one line per cycle.")
+                    "simulated provider, one line per cycle.",
+        epilog="examples (the demo's config is in a checkout of the repository):\n"
+               "  pylighthouse manage examples/elastic/demo.json --simulate --cycles 24\n"
+               "  pylighthouse manage config.json --store manager.db --rpc 127.0.0.1:8088",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     manage.add_argument("config", metavar="CONFIG", help="the manager's JSON config")
     manage.add_argument("--store", metavar="PATH",
                         help="SQLite file holding the manager's state (resumed if it exists)")

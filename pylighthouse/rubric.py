@@ -7,6 +7,7 @@ import attr
 
 from .model import quantities_repr
 from .quantities import EXACT, ZERO, to_number, to_quantities
+from .removed import Removed
 
 __all__ = ["Rubric"]
 
@@ -28,6 +29,8 @@ class Rubric:
     """
 
     weights: Mapping[str, Decimal] = attr.ib()
+
+    rubric = Removed("the weights are in weights (a read-only mapping of resource to weight)")
 
     def __init__(self, weights: Union["Rubric", Mapping[str, Any]]):
         if isinstance(weights, Rubric):

@@ -140,12 +140,13 @@ def test_the_summary_counts_the_unplaced(tmp_path, capsys):
 
 # ------------------------------------------------------------------ help
 
-@pytest.mark.parametrize("args", [["--help"], ["assign", "--help"], ["serve", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["assign", "--help"], ["validate", "--help"],
+                                  ["serve", "--help"], ["manage", "--help"]])
 def test_help_has_examples(args, capsys):
     with pytest.raises(SystemExit):
         main(args)
     out = capsys.readouterr().out
-    assert re.search(r"^examples?:$", out, re.M)
+    assert re.search(r"^examples?( \(.*checkout of the repository\))?:$", out, re.M)
     assert "  pylighthouse " in out
 
 

@@ -203,3 +203,5 @@ def test_the_old_distributor_attributes_say_what_to_use_instead():
         RoundRobinDistributor.from_list([]).next
     with pytest.raises(RemovedAPIError, match="rubric.score"):
         BinPackDistributor.from_list({"cpu": 1}, []).scores
+    with pytest.raises(RemovedAPIError, match="the weights are in weights"):
+        BinPackDistributor.from_list({"cpu": 1}, []).rubric.rubric
