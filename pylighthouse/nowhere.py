@@ -210,12 +210,10 @@ def _line(load: Workload, layouts: List[_Layout],
 def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:
     """Count, in ``tally``, why each node of ``layout`` refuses ``load``;
     ``False`` (and a partial count) as soon as one of them takes it."""
+    if _missing(layout, load, tally):
+        return True
     positions = layout.positions
     requirements = load.requirements
-    for key in requirements:
-        if key not in layout.names:
-            _add(tally, MISSING, key, len(positions), positions[0], None, None, 0)
-            return True
     immunities = load.immunities
     failed: Optional[List[bool]] = None  # per node: failed on an earlier resource
     for key in layout.keys:
@@ -245,6 +243,17 @@ def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:
     return False
 
 
+def _missing(layout: _Layout, load: Workload, tally: _Tally) -> bool:
+    """Whether ``layout``'s nodes lack a resource ``load`` asks for (the
+    first, counted in ``tally`` for them all). O(R)."""
+    for key in load.requirements:
+        if key not in layout.names:
+            positions = layout.positions
+            _add(tally, MISSING, key, len(positions), positions[0], None, None, 0)
+            return True
+    return False
+
+
 def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally) -> bool:
     """:func:`_refused_by`, with each resource's failing nodes found by
     bisection in its sorted column and kept as bits: O(log L + L / 30) per
@@ -252,12 +261,10 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally) -> bool:
     words; most of it runs in C), so that many workloads of their own
     quantities, each explained against the same nodes, do not each pay a
     pass over them all. The same counts, first nodes and most left."""
+    if _missing(layout, load, tally):
+        return True
     positions = layout.positions
     requirements = load.requirements
-    for key in requirements:
-        if key not in layout.names:
-            _add(tally, MISSING, key, len(positions), positions[0], None, None, 0)
-            return True
     immunities = load.immunities
     everyone = (1 << len(positions)) - 1
     failed = 0  # the nodes that failed on an earlier resource

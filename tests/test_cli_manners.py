@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pylighthouse.cli import CLOSED_PIPE_STATUS, main
+from test_http_servers import exchange
 from pylighthouse.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,24 +208,6 @@ def test_serve_runs_on_the_server_asked_for(server):
         stop(process)
 
 
-def raw_answer(port, request):
-    """Send ``request`` (bytes) as it is; return (status, content type, body)."""
-    import socket
-
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
-        connection.sendall(request)
-        answer = b""
-        while True:
-            chunk = connection.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-    head, _, body = answer.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = dict(line.split(": ", 1) for line in lines[1:])
-    return int(lines[0].split()[1]), headers.get("Content-Type"), body
-
-
 @pytest.mark.parametrize("server", ["wsgiref", "waitress"])
 def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
     # waitress refuses some requests before the application sees them; its
@@ -235,14 +218,15 @@ def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
     try:
         port = healthy_port(banner)
         post = b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        status, kind, body = raw_answer(port, post + b"Content-Length: 2000000\r\n\r\n{")
-        assert (status, kind) == (413, "application/json")
+        status, headers, body = exchange(port, post + b"Content-Length: 2000000\r\n\r\n{")
+        assert (status, headers["content-type"]) == (413, "application/json")
         assert json.loads(body) == {"error": "the body is 2000000 bytes; the limit is 1000"}
-        status, kind, body = raw_answer(port, post + b"Content-Length: abc\r\n\r\n{")
-        assert (status, kind) == (400, "application/json")
+        status, headers, body = exchange(port, post + b"Content-Length: abc\r\n\r\n{")
+        assert (status, headers["content-type"]) == (400, "application/json")
         assert "Content-Length" in json.loads(body)["error"]
-        status, kind, body = raw_answer(port, b"GARBAGE\r\n\r\n")
-        assert (status, kind) == (400, "application/json") and json.loads(body)["error"]
+        status, headers, body = exchange(port, b"GARBAGE\r\n\r\n")
+        assert (status, headers["content-type"]) == (400, "application/json")
+        assert json.loads(body)["error"]
     finally:
         stop(process)
 
