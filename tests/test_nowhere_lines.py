@@ -123,6 +123,20 @@ def test_the_most_left_is_as_written_on_the_first_node_failing_there(counting):
         "2 insufficient cpu (needs 2, most left 1)"]
 
 
+def test_many_workloads_against_one_layout_each_count_their_own(counting):
+    # (the sets of the first nodes of a sorted column are kept once made:
+    # each quantity must still find its own)
+    nodes = [{"name": f"n{index}", "resources": {"cpu": cpu}}
+             for index, cpu in enumerate([5, 1, 8, 3, 2, 7, 4, 6])]
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": f"p{needs}", "requirements": {"cpu": needs}}
+              for needs in (2, 3, 4, 5, 6, 7, 8, 9, 3, 9, 2)]
+    lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert lines[7] == lines[9] == "0/8 nodes fit: 8 insufficient cpu (needs 9, most left 8)"
+    assert lines[:7] == [None] * 7
+
+
 def test_ties_go_to_the_first_node_in_order_across_layouts(counting):
     # Equal quantities written differently (a reason shows them as written):
     # the most left is the one of the first node in order, whichever layout
