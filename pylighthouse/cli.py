@@ -56,7 +56,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         status = int(args.run(args))
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
         return status
     except _BadInput as error:
         print(f"pylighthouse: {error}", file=sys.stderr)
@@ -229,6 +230,8 @@ def _emit(text: str) -> None:
     did not take, which would hide a closed pipe.
     """
     stream = sys.stdout
+    if stream is None:  # (started with its standard output closed)
+        raise _BadInput("stdout: cannot write: standard output is closed")
     buffer = getattr(stream, "buffer", None)
     if buffer is None:  # a stream without bytes underneath (a test's capture)
         stream.write(text)
@@ -264,8 +267,8 @@ def _validate(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     problem = load_problem(data, parsed=True)
-    print(f"{source}: valid ({_count(len(problem.nodes), 'node')}, "
-          f"{_count(len(problem.workloads), 'workload')}, strategy {problem.strategy})")
+    _emit(f"{source}: valid ({_count(len(problem.nodes), 'node')}, "
+          f"{_count(len(problem.workloads), 'workload')}, strategy {problem.strategy})\n")
     return 0
 
 
@@ -406,6 +409,9 @@ def _add_manage(commands: Any) -> None:
 
 def _manage(args: argparse.Namespace) -> int:
     from .elastic.command import load_config, run_manage  # sqlite3 and xmlrpc only here
+
+    if sys.stdout is None:  # (started with its standard output closed)
+        raise _BadInput("stdout: cannot write: standard output is closed")
 
     rpc = None
     if args.rpc is not None:

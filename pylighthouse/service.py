@@ -42,7 +42,10 @@ __all__ = ["Limits", "make_app", "app", "serve", "make_wsgi_server", "ThreadingW
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 
 _READ_CHUNK = 1 << 16
-_DIGITS = re.compile(r"[0-9]{1,18}\Z")  # ASCII digits only: no sign, space or _
+_DIGITS = re.compile(r"[0-9]+\Z")  # ASCII digits only: no sign, space or _
+#: More significant digits than this is more than any limit (and than
+#: ``int`` reads from text in one go): judged by its length.
+_LONGEST = 18
 
 StartResponse = Callable[..., Any]
 Application = Callable[[Dict[str, Any], StartResponse], Iterable[bytes]]
@@ -105,7 +108,11 @@ class Limits:
             if text is not None:
                 if not _DIGITS.match(text.strip()):
                     raise ValueError(f"{variable}: expected a whole number >= 0, got {text!r}")
-                given[field.name] = int(text.strip())
+                digits = text.strip().lstrip("0") or "0"
+                if len(digits) > _LONGEST:
+                    raise ValueError(f"{variable}: a number of {len(digits)} digits; at most "
+                                     f"{_LONGEST}")
+                given[field.name] = int(digits)
         return cls(**given)
 
 
@@ -244,7 +251,11 @@ def _body(environ: Dict[str, Any], limit: int) -> bytes:
     if not _DIGITS.match(declared):
         raise _Answer(400, f"Content-Length: not a byte count (ASCII digits only): "
                            f"{_header_text(declared)[:40]!r}")
-    length = int(declared)
+    digits = declared.lstrip("0") or "0"
+    if len(digits) > _LONGEST:
+        raise _Answer(413, f"the body is a {len(digits)}-digit number of bytes; the limit "
+                           f"is {limit}")
+    length = int(digits)
     if length > limit:
         raise _Answer(413, f"the body is {length} bytes; the limit is {limit}")
     body = _read(stream, length)

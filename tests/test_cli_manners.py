@@ -57,6 +57,15 @@ def test_a_closed_stdin_is_one_line_and_status_2():
     assert done.stderr == "pylighthouse: stdin: cannot read: standard input is closed\n"
 
 
+@pytest.mark.parametrize("command", ["assign examples/tour.json", "validate examples/tour.json",
+                                     "manage examples/elastic/demo.json --simulate --cycles 1"])
+def test_a_closed_stdout_is_one_line_and_status_2(command):
+    # (a traceback before: Python starts with sys.stdout None)
+    done = shell(f"{PYTHON} {command} >&-")
+    assert done.returncode == 2
+    assert done.stderr == "pylighthouse: stdout: cannot write: standard output is closed\n"
+
+
 @pytest.mark.parametrize("port", ["99999", "-1"])
 def test_a_port_out_of_range_is_one_line_and_status_2(port):
     done = shell(f"{PYTHON} serve --port={port}")

@@ -4,6 +4,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import urllib.request
 import xmlrpc.client
 from pathlib import Path
 
@@ -597,9 +598,29 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         assert proxy.NotifyDeleteComplete("vm-1")["code"] == 1
         assert proxy.NotifyDeletePending({"nodelist": [{"node_id": "x"}]})["code"] == 1
         assert proxy.NotifyDeletePending({}, {})["code"] == 1
+        # values XML-RPC cannot carry back (the answer echoes the entries):
+        # refused before anything changes, never a fault after
+        manager.submit([job("b", 4)])
+        settle(manager, 2)
+        node = manager.assignments["b"]
+        before = manager._parts()
+        lenient = xmlrpc.client.ServerProxy(f"http://{host}:{port}/", allow_none=True)
+        answer = lenient.NotifyDeletePending(
+            {"nodelist": [{"node_id": node, "max_wait_time": 0, "note": None}]})
+        assert answer["code"] == 1 and "XML-RPC cannot answer" in answer["output"]
+        # (a 64-bit integer, which Python's client will not send: written by hand)
+        body = xmlrpc.client.dumps(({"nodelist": [{"node_id": node, "max_wait_time": 7}]},),
+                                   "NotifyDeletePending")
+        body = body.replace("<int>7</int>", "<i8>99999999999</i8>")
+        request = urllib.request.Request(f"http://{host}:{port}/", data=body.encode(),
+                                         headers={"Content-Type": "text/xml"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            (answer,), _ = xmlrpc.client.loads(reply.read())
+        assert answer["code"] == 1 and "XML-RPC cannot answer" in answer["output"]
+        assert manager._parts() == before
     finally:
         server.shutdown()
-    check_live(manager, "a")
+    check_live(manager, "ab")
 
 
 # ------------------------------------------------------------------------ CLI

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import pylighthouse
 from pylighthouse import service
-from pylighthouse.service import make_app, make_wsgi_server
+from pylighthouse.service import Limits, make_app, make_wsgi_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "pylighthouse" / "schemas"
@@ -332,6 +332,23 @@ def test_the_body_is_read_no_further_than_content_length():
     status, _, answer, read = call(make_app(), "POST", "/assign-workloads",
                                    body + b"garbage", CONTENT_LENGTH=str(len(body)))
     assert (status, read) == (200, len(body))
+
+
+def test_a_content_length_of_many_digits_is_a_size_not_a_mistake():
+    # (19 digits and more were "not a byte count", leading zeros too)
+    body = b'{"nodes": [], "workloads": []}'
+    status, _, answer, read = call(make_app(), "POST", "/assign-workloads", body,
+                                   CONTENT_LENGTH="9" * 5000)
+    assert (status, read) == (413, 0)
+    assert answer == {"error": "the body is a 5000-digit number of bytes; the limit is "
+                               "1048576"}
+    status, _, _, read = call(make_app(), "POST", "/assign-workloads", body,
+                              CONTENT_LENGTH="0" * 50 + str(len(body)))
+    assert (status, read) == (200, len(body))
+    assert Limits.from_environ({"PYLIGHTHOUSE_MAX_WORK": "0007"}).max_work == 7
+    with pytest.raises(ValueError, match="PYLIGHTHOUSE_MAX_WORK: a number of 30 digits; "
+                       "at most 18"):
+        Limits.from_environ({"PYLIGHTHOUSE_MAX_WORK": "9" * 30})
 
 
 def test_a_content_length_of_other_digits_is_shown_as_sent():

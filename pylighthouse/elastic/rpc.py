@@ -1,5 +1,6 @@
 """The elasticslice client endpoint: a manager's revocation calls over XML-RPC."""
 import threading
+import xmlrpc.client
 from typing import Any, Callable, Dict, Tuple
 from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
@@ -78,6 +79,13 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
                                           "arguments")
         if name != "GetVersion" and not isinstance(params, dict):
             return _response(BADARGS, "", f"{name}: expected a struct with 'nodelist'")
+        try:
+            # (the answers echo the entries given: what XML-RPC cannot carry
+            # back, a nil or an integer past 32 bits, is refused before
+            # anything changes, not answered with a fault after)
+            xmlrpc.client.dumps((params,), allow_none=False)
+        except (TypeError, OverflowError) as error:
+            return _response(BADARGS, "", f"{name}: a value XML-RPC cannot answer: {error}")
         try:
             value = method(params)
         except LighthouseException as error:
