@@ -1,4 +1,4 @@
-"""Why workloads fit no node, counted a column of nodes at a time.
+"""Why workloads fit no node, counted over sorted columns of nodes.
 
 The answer to a batch (:func:`~pylighthouse.problem.solve`, so the command
 line and the HTTP endpoint) gives every workload left without a node one
@@ -7,21 +7,30 @@ line of its :class:`~pylighthouse.explain.Explanation`. Counting needs no
 :class:`~pylighthouse.fit.Reason` per node.
 
 Nodes whose remaining quantities name the same resources in the same order
-(a *layout*: the nodes of one machine type share one) are compared a
-resource at a time, in C (``map`` over the layout's quantities of that
-resource), in the order :func:`~pylighthouse.fit.check_fit` follows, so
-that each node is counted once, for the first resource it fails on. A
-layout leaves out the resources no workload of the batch asks for and of
-which the node has nothing below zero left (none of them can refuse for
-those): nodes that differ only by a tag of their own (a hostname) share
-one. The nodes of layouts shared by fewer than :data:`FEW` nodes are
-checked one by one with ``check_fit``.
+(a *layout*: the nodes of one machine type share one) are counted a
+resource at a time, in the order :func:`~pylighthouse.fit.check_fit`
+follows, so that each node is counted once, for the first resource it
+fails on. Each resource's quantities are sorted once (:class:`_Sorted`):
+the nodes short of a workload's quantity are found by bisection, as a set
+of bits, and the sets of the resources before it are taken away
+(:func:`_refused_by_bits`), so that workloads of quantities of their own,
+which share no explanation, each cost a few operations on machine words
+per resource, not a comparison per node. A layout of more than
+:data:`BITS_MOST` nodes compares its quantities with the workload's instead,
+in C (``map``, :func:`_refused_by`). A layout leaves out the resources no
+workload of the batch asks for and of which the node has nothing below
+zero left (none of them can refuse for those): nodes that differ only by a
+tag of their own (a hostname) share one. The nodes of layouts shared by
+fewer than :data:`FEW` nodes are checked one by one with ``check_fit``.
 A differential test holds the lines to those of
-:meth:`~pylighthouse.Distributor.explain_all`.
+:meth:`~pylighthouse.Distributor.explain_all`, counted both ways.
 
-Cost: O(N x R) once for N nodes; then per workload, for each layout,
-O(R) comparisons in C per node of it, or one ``check_fit`` per node of
-the small layouts.
+Cost: O(N x R) once for N nodes, and O(L log L) to sort a resource of a
+layout of L nodes the first time a workload is counted there; then per
+workload, for each layout, O(R x (log L + L / 64)) (bisections and
+operations on sets of L bits), or O(R) comparisons in C per node of a
+layout too large for sets of bits, or one ``check_fit`` per node of the
+small layouts.
 """
 from bisect import bisect_left
 from decimal import Decimal
