@@ -48,6 +48,9 @@ def draw(rows: List[Dict[str, Any]], target: str) -> None:
 
 
 def main(argv: List[str]) -> None:
+    if len(argv) != 2 or argv[0] in ("-h", "--help"):
+        sys.exit("usage: python benchmarks/chart.py ROWS.json CHART.svg "
+                 "(the rows matrix.py --json wrote; see this script's docstring)")
     with open(argv[0]) as handle:
         draw(json.load(handle), argv[1])
 

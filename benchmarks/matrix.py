@@ -210,6 +210,8 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--large-mixes", nargs="+",
                         help="only these mixes at sizes after the first")
     args = parser.parse_args(argv)
+    if args.json and os.path.dirname(args.json):  # (benchmarks/results/ is not in the repository)
+        os.makedirs(os.path.dirname(args.json), exist_ok=True)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     rows: List[Dict[str, Any]] = []
     # Mix by mix, strategy by strategy, every size of the cell one after the
