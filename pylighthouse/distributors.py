@@ -24,7 +24,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
 from .explain import Explanation
 from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import NodeIndex, NodeOrder, RubricOrder
-from .model import Node, Workload, check_name
+from .model import Node, Workload, check_fields, check_name
 from .nowhere import nowhere_lines
 from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
                          use_context)
@@ -712,12 +712,12 @@ class Distributor:
             raise InvalidInputError(
                 f"snapshot: strategy: holds a {strategy} distributor, "
                 f"not a {cls.strategy} one")
-        _known_fields(snapshot, _SNAPSHOT_FIELDS, "snapshot", "a snapshot")
+        check_fields(snapshot, _SNAPSHOT_FIELDS, "snapshot", "snapshot")
         nodes = []
         for index, item in enumerate(_field(snapshot, "nodes", list, "snapshot")):
             where = f"snapshot: nodes[{index}]"
             resources = _field(item, "resources", Mapping, where)
-            _known_fields(item, _NODE_FIELDS, where, "a node")
+            check_fields(item, _NODE_FIELDS, where, "node")
             nodes.append(Node(check_name(item.get("name"), where), {
                 key: from_json_quantity(value, f"{where}.resources.{key}",
                                         decimal_strings=True)
@@ -733,7 +733,7 @@ class Distributor:
             for index, item in enumerate(_field(snapshot, "placements", list, "snapshot")):
                 where = f"snapshot: placements[{index}]"
                 node_name = _field(item, "node", str, where)
-                _known_fields(item, _PLACEMENT_FIELDS, where, "a placement")
+                check_fields(item, _PLACEMENT_FIELDS, where, "placement")
                 if node_name not in distributor._slots:
                     raise InvalidInputError(f"{where}.node: no node named {shown(node_name)}")
                 workload = workload_from_json(_field(item, "workload", Mapping, where),
@@ -1318,16 +1318,6 @@ def _field(data: Any, key: str, kind: Any, where: str) -> Any:
     return value
 
 
-def _known_fields(data: Any, known: Tuple[str, ...], where: str, what: str) -> None:
-    """Refuse a field of ``data`` (a mapping) that is not in ``known``: a
-    misspelt one would otherwise be dropped without a word."""
-    if isinstance(data, Mapping):
-        for key in data:
-            if key not in known:
-                raise InvalidInputError(f"{where}: unknown field {shown(key)} "
-                                        f"({what} has: {', '.join(known)})")
-
-
 #: A snapshot's fields (a strategy with no cursor or rubric ignores those,
 #: as a problem's strategy other than BinPack and BestFit ignores its rubric).
 _SNAPSHOT_FIELDS = ("format", "strategy", "cursor", "rubric", "nodes", "placements")
@@ -1345,7 +1335,7 @@ def workload_json(workload: Workload) -> Dict[str, Any]:
 
 def workload_from_json(data: Mapping[str, Any], where: str) -> Workload:
     requirements = _field(data, "requirements", Mapping, where)
-    _known_fields(data, _WORKLOAD_FIELDS, where, "a workload")
+    check_fields(data, _WORKLOAD_FIELDS, where, "workload")
     return Workload(
         check_name(data.get("name"), where),
         {key: from_json_quantity(value, f"{where}.requirements.{key}",

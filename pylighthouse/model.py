@@ -112,21 +112,29 @@ def quantities_repr(quantities: Mapping[str, Decimal]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+def check_fields(data: Mapping[Any, Any], allowed: Tuple[str, ...], where: str, kind: str,
+                 also: Tuple[str, ...] = ()) -> None:
+    """Refuse a field of ``data`` that is neither in ``allowed`` nor in
+    ``also`` (accepted, not listed), naming the first such in sorted
+    order: a misspelt field is never dropped without a word. O(F)."""
+    known = _ALLOWED.get(allowed)
+    if known is None:
+        known = _ALLOWED[allowed] = frozenset(allowed)
+    if not data.keys() <= known:
+        unknown = sorted(set(map(str, data)) - known - set(also))
+        if unknown:
+            raise InvalidInputError(
+                f"{where}: unknown field {shown(unknown[0])} "
+                f"(a {kind} has: {', '.join(allowed)})")
+
+
 def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Mapping[str, Any]:
     """Check that ``data`` is a mapping with known keys and a valid name;
     return it (a copy with ``id`` read as ``name``, if it has ``id``)."""
     if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(
             f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
-    known = _ALLOWED.get(allowed)
-    if known is None:
-        known = _ALLOWED[allowed] = frozenset(allowed)
-    if not data.keys() <= known:  # "id" is allowed too, but rare
-        unknown = sorted(set(map(str, data)) - set(allowed) - {"id"})
-        if unknown:
-            raise InvalidInputError(
-                f"{where}: unknown field {shown(unknown[0])} "
-                f"(a {kind} has: {', '.join(allowed)})")
+    check_fields(data, allowed, where, kind, also=("id",))
     if "id" not in data:
         if "name" not in data:
             raise InvalidInputError(f"{where}: missing field 'name'")

@@ -89,7 +89,7 @@ _Tally = Dict[Tuple[str, str], List[Any]]
 class _Layout:
     """The open nodes whose remaining quantities name ``keys``, in order."""
 
-    __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted")
+    __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by")
 
     def __init__(self, keys: Tuple[str, ...], positions: List[int],
                  remainings: List[Mapping[str, Decimal]]):
@@ -99,6 +99,9 @@ class _Layout:
         self.columns = {key: [remaining[key] for remaining in remainings] for key in keys}
         self.lowest = {key: min(column) for key, column in self.columns.items()}
         self.sorted: Dict[str, _Sorted] = {}  # (made at a column's first use)
+        # (how its refusals are counted, by its size: see :data:`BITS`)
+        self.refused_by: Callable[[_Layout, Workload, _Tally], bool] = \
+            _refused_by_bits if BITS <= len(positions) <= BITS_MOST else _refused_by
 
     def sorted_column(self, key: str) -> "_Sorted":
         found = self.sorted.get(key)
@@ -212,9 +215,7 @@ def _line(load: Workload, layouts: List[_Layout],
     if cordoned:
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
     for layout in layouts:
-        counted = _refused_by_bits if BITS <= len(layout.positions) <= BITS_MOST \
-            else _refused_by
-        if not counted(layout, load, tally):
+        if not layout.refused_by(layout, load, tally):
             return None
     for position, remaining in singles:
         reason = check_fit(remaining, load)

@@ -20,7 +20,7 @@ from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import InvalidInputError, InvalidTypeError, LighthouseException, shown
 from .fit import check_fit
-from .model import Node, Workload, check_name
+from .model import Node, Workload, check_fields, check_name
 from .quantities import ZERO, exactly, to_number, to_quantity
 
 __all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
@@ -501,10 +501,7 @@ def _template(item: Any, where: str) -> _Template:
     if not isinstance(item, MappingABC):
         raise InvalidTypeError(
             f"{where}: expected a Node or a dict, got {type(item).__name__}")
-    unknown = sorted(set(map(str, item)) - {"name", "resources", "cost"})
-    if unknown:
-        raise InvalidInputError(
-            f"{where}: unknown field {shown(unknown[0])} (a template has: name, resources, cost)")
+    check_fields(item, ("name", "resources", "cost"), where, "template")
     if "resources" not in item:
         raise InvalidInputError(f"{where}: missing field 'resources'")
     prefix = check_name(item.get("name", DEFAULT_PREFIX), where)

@@ -537,17 +537,12 @@ class ElasticManager:
         plan = plan_scale_down(self._distributor, max_nodes=limit, values=values,
                                keep=self._static)
         removing = list(plan.removable)
-        for name in plan.removable:
-            # (in the plan's order, each drain moves what the plan says)
-            moved = self._distributor.drain(name)
-            if any(node is None for node in moved.values()):
-                # (never so by the planner's contract; work is never dropped)
-                removing.remove(name)
-                if name not in self._revocations:
-                    self._distributor.uncordon(name)
-                continue
-            self._distributor.remove_nodes([name])
-            self._forget(name)
+        for name in removing:
+            # (in the plan's order, each drain moves what the plan says; what
+            # a drain could not move, none by the planner's contract, would
+            # go back to the queue as any removed node's work does)
+            self._distributor.drain(name)
+            self._remove([name])
         if not removing:
             return
         self._deleting.extend(removing)
