@@ -12,7 +12,7 @@ import attr
 from .fit import INSUFFICIENT, Reason
 from .quantities import to_number
 
-__all__ = ["Explanation", "summary_parts", "one_line"]
+__all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shortfall"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -84,6 +84,14 @@ class Explanation:
                 "choice": self.choice, "summary": str(self)}
 
 
+def shape_of(workload: Any) -> Tuple[Any, ...]:
+    """What workloads share when they share an explanation: their
+    requirements as written (2 and 2.0 are equal but a reason shows each as
+    written), in order, and their immunities. O(R)."""
+    requirements = workload.requirements
+    return tuple(requirements), tuple(map(str, requirements.values())), workload.immunities
+
+
 def summary_parts(groups: Iterable[Tuple[Reason, int, Optional[Decimal]]]) -> List[str]:
     """The parts of a summary, from its groups of refusals, most frequent
     first: each the group's first reason, how many refused so, and for
@@ -92,12 +100,18 @@ def summary_parts(groups: Iterable[Tuple[Reason, int, Optional[Decimal]]]) -> Li
     for first, number, most in groups:
         if first.kind == INSUFFICIENT:
             assert first.needed is not None and most is not None
-            text = (f"insufficient {first.resource} (needs {to_number(first.needed)}, "
-                    f"most left {to_number(most)})")
+            text = shortfall(first.resource, to_number(first.needed), to_number(most))
         else:
             text = str(first)
         parts.append(f"{number} {text}")
     return parts
+
+
+def shortfall(resource: str, needed: Any, most: Any) -> str:
+    """The words of a group of :data:`~pylighthouse.fit.INSUFFICIENT`
+    refusals: the quantity needed and the most any of them has left (each
+    as :func:`~pylighthouse.quantities.to_number` gives it)."""
+    return f"insufficient {resource} (needs {needed}, most left {most})"
 
 
 def one_line(fits: int, averse: int, total: int, summary: List[str]) -> str:

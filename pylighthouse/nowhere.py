@@ -6,42 +6,51 @@ line: ``0/N nodes fit`` and the refusals counted by kind and resource, the
 line of its :class:`~pylighthouse.explain.Explanation`. Counting needs no
 :class:`~pylighthouse.fit.Reason` per node.
 
-Nodes whose remaining quantities name the same resources in the same order
-(a *layout*: the nodes of one machine type share one) are counted a
-resource at a time, in the order :func:`~pylighthouse.fit.check_fit`
-follows, so that each node is counted once, for the first resource it
-fails on. Each resource's quantities are sorted once (:class:`_Sorted`):
-the nodes short of a workload's quantity are found by bisection, as a set
-of bits, and the sets of the resources before it are taken away
+Nodes are counted in *layouts*. A node's resources that some workload of
+the batch asks for, or of which it has less than zero left, in its order,
+are its names (a node's tag of its own that no workload asks for does not
+split it off). Nodes whose names come in orders that agree (one order of
+all their names keeps each node's, as cpu, mem, disk, then gpu on some
+nodes and a licence on others) are counted together, up to
+:data:`BITS_MOST` nodes; a node reads nothing short in a column of a
+resource it lacks. A layout is counted a resource at a time, in its order,
+the order :func:`~pylighthouse.fit.check_fit` follows, so that each node is
+counted once, for the first resource it fails on; first the nodes lacking
+a resource the workload asks for (in the workload's order). Each
+resource's quantities are sorted once (:class:`_Sorted`): the nodes short
+of a workload's quantity are found by bisection, as a set of bits, and the
+sets of the resources before it are taken away
 (:func:`_refused_by_bits`), so that workloads of quantities of their own,
 which share no explanation, each cost a few operations on machine words
 per resource, not a comparison per node. A layout of more than
 :data:`BITS_MOST` nodes compares its quantities with the workload's instead,
-in C (``map``, :func:`_refused_by`). A layout leaves out the resources no
-workload of the batch asks for and of which the node has nothing below
-zero left (none of them can refuse for those): nodes that differ only by a
-tag of their own (a hostname) share one. The nodes of layouts shared by
-fewer than :data:`FEW` nodes are checked one by one with ``check_fit``.
+in C (``map``, :func:`_refused_by`). The nodes of layouts of fewer than
+:data:`FEW` nodes are checked one by one with ``check_fit``.
+
+Workloads that ask for the same resources, are immune to the same and fall
+at the same place of every sorted column they are counted on share their
+line but for the quantities they need (kept per batch, up to :data:`KEPT`).
 A differential test holds the lines to those of
 :meth:`~pylighthouse.Distributor.explain_all`, counted both ways.
 
-Cost: O(N x R) once for N nodes, and O(L log L) to sort a resource of a
-layout of L nodes the first time a workload is counted there; then per
-workload, for each layout, O(R x (log L + L / 64)) (bisections and
-operations on sets of L bits), or O(R) comparisons in C per node of a
-layout too large for sets of bits, or one ``check_fit`` per node of the
-small layouts.
+Cost: O(N x R) once for N nodes (and O(P x R) to group P sets of names),
+and O(L log L) to sort a resource of a layout of L nodes the first time a
+workload is counted there; then per workload, for each layout, O(R x (log
+L + L / 64)) (bisections and operations on sets of L bits), or O(R)
+comparisons in C per node of a layout too large for sets of bits, or one
+``check_fit`` per node of the small layouts.
 """
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from heapq import heapify, heappop, heappush
 from decimal import Decimal
 from itertools import compress, count, repeat
 from operator import and_, eq, gt, lt, or_
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .explain import one_line, summary_parts
+from .explain import one_line, shortfall
 from .fit import CORDONED, INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit
 from .model import Workload
-from .quantities import ZERO
+from .quantities import ZERO, to_number
 
 __all__ = ["nowhere_lines", "FEW"]
 
@@ -58,6 +67,17 @@ BITS = FEW
 #: memory (a set every :data:`STEP` nodes of the sorted order, each of one
 #: bit a node): columns are compared a resource at a time again.
 BITS_MOST = 20_000
+#: A set of names whose order disagrees with the order kept for the nodes
+#: counted together so far is still counted with them if some order agrees
+#: with all: looked for when they are of at most this many sets of names.
+JOINS = 64
+#: A set of names is counted with the nodes of one of the first this many
+#: layouts (begun by the largest sets) or alone: many sets of names in
+#: orders of their own are not each compared with all the others.
+TRIES = 8
+#: Nodes are counted together while their sets of names hold this many
+#: names in all, at most (each one a column).
+NAMES = 32
 #: Nodes of a column's sorted order between two kept sets of bits.
 STEP = 16
 #: Bytes of the sets of bits a sorted column keeps once made for a number
@@ -87,27 +107,132 @@ _Tally = Dict[Tuple[str, str], List[Any]]
 
 
 class _Layout:
-    """The open nodes whose remaining quantities name ``keys``, in order."""
+    """Open nodes counted together: those of one or more sets of names
+    (*parts*: the resources that can refuse some workload of the batch, see
+    :func:`nowhere_lines`) whose orders agree, so that one order of ``keys``
+    is that of every node (a node without a key reads :data:`_ABSENT`
+    there, never short of anything). Nodes sit in the strategy's order.
+    ``lacking``: per resource asked for that some of them lack, those nodes
+    as bits (a resource none of them has is lacked by all)."""
 
-    __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by")
+    __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
+                 "everyone", "lacking", "rows")
 
-    def __init__(self, keys: Tuple[str, ...], positions: List[int],
-                 remainings: List[Mapping[str, Decimal]]):
-        self.keys = keys
-        self.names = frozenset(keys)
-        self.positions = positions  # (in the strategy's order)
-        self.columns = {key: [remaining[key] for remaining in remainings] for key in keys}
+    def __init__(self, keys: Sequence[str],
+                 members: Sequence[Tuple[Sequence[str], List[int],
+                                         List[Mapping[str, Decimal]]]],
+                 asked: Set[str]):
+        self.keys = tuple(keys)
+        placed = sorted((position, remaining)
+                        for _, positions, remainings in members
+                        for position, remaining in zip(positions, remainings))
+        self.positions = [position for position, _ in placed]  # (in the strategy's order)
+        remainings = [remaining for _, remaining in placed]
+        self.columns = {key: [remaining.get(key, _ABSENT) for remaining in remainings]
+                        for key in self.keys}
         self.lowest = {key: min(column) for key, column in self.columns.items()}
         self.sorted: Dict[str, _Sorted] = {}  # (made at a column's first use)
         # (how its refusals are counted, by its size: see :data:`BITS`)
-        self.refused_by: Callable[[_Layout, Workload, _Tally], bool] = \
-            _refused_by_bits if BITS <= len(positions) <= BITS_MOST else _refused_by
+        self.refused_by: Callable[[_Layout, Workload, _Tally, Optional[Dict[str, int]]],
+                                  bool] = \
+            _refused_by_bits if BITS <= len(placed) <= BITS_MOST else _refused_by
+        everyone = self.everyone = (1 << len(placed)) - 1
+        having: Dict[str, int] = {}
+        for index, remaining in enumerate(remainings):
+            bit = 1 << index
+            for key in remaining:
+                if key in asked:
+                    having[key] = having.get(key, 0) | bit
+        # (the resources asked for that every node has)
+        self.names = frozenset(key for key, bits in having.items() if bits == everyone)
+        self.lacking = {key: everyone & ~bits for key, bits in having.items()
+                        if bits != everyone}
+        self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
 
     def sorted_column(self, key: str) -> "_Sorted":
         found = self.sorted.get(key)
         if found is None:
             found = self.sorted[key] = _Sorted(self.columns[key])
         return found
+
+    def lacking_row(self, key: str) -> List[bool]:
+        """Per node, whether it lacks ``key`` (a resource asked for that
+        not every node has). O(L) the first time."""
+        found = self.rows.get(key)
+        if found is None:
+            lack = self.lacking.get(key, self.everyone)
+            found = self.rows[key] = [bool(lack >> index & 1)
+                                      for index in range(len(self.positions))]
+        return found
+
+
+#: What a node without a resource reads in its layout's column for it
+#: (never less than a quantity asked; a node lacking a resource the workload
+#: asks for is counted as missing it first).
+_ABSENT = Decimal("Infinity")
+
+
+def _agrees(order: Dict[str, int], keys: Sequence[str]) -> bool:
+    """Whether the keys of ``keys`` that ``order`` places come in its order."""
+    last = -1
+    for key in keys:
+        place = order.get(key)
+        if place is not None:
+            if place < last:
+                return False
+            last = place
+    return True
+
+
+def _ordered(chains: Sequence[Sequence[str]]) -> Optional[List[str]]:
+    """One order of every key of ``chains`` that keeps the order of each
+    (the keys in order of first appearance where free), or ``None`` when
+    they disagree. O(K log K) for K keys in all."""
+    first: Dict[str, int] = {}
+    after: Dict[str, Set[str]] = {}
+    waiting: Dict[str, int] = {}
+    for chain in chains:
+        for key in chain:
+            if key not in first:
+                first[key] = len(first)
+                after[key] = set()
+                waiting[key] = 0
+        for key, following in zip(chain, chain[1:]):
+            if following not in after[key]:
+                after[key].add(following)
+                waiting[following] += 1
+    keys = list(first)
+    ready = [place for key, place in first.items() if not waiting[key]]
+    heapify(ready)
+    found: List[str] = []
+    while ready:
+        key = keys[heappop(ready)]
+        found.append(key)
+        for following in after[key]:
+            waiting[following] -= 1
+            if not waiting[following]:
+                heappush(ready, first[following])
+    return found if len(found) == len(keys) else None
+
+
+def _merged(first: Sequence[str], second: Sequence[str]) -> List[str]:
+    """One order of the keys of both, keeping each one's order (their
+    shared keys come in the same order in both: see :func:`_agrees`)."""
+    ones, others = set(first), set(second)
+    merged: List[str] = []
+    at = other = 0
+    while at < len(first) or other < len(second):
+        if at < len(first) and first[at] not in others:
+            merged.append(first[at])
+            at += 1
+        elif other < len(second) and second[other] not in ones:
+            merged.append(second[other])
+            other += 1
+        else:  # (the same shared key, next in both)
+            merged.append(first[at])
+            at += 1
+            other += 1
+    return merged
 
 
 class _Sorted:
@@ -156,26 +281,22 @@ class _Sorted:
     def highest(self, among: int, number: int) -> int:
         """The place in the order of the last node of ``among`` (a set of
         nodes all among the first ``number``): it has the most of them.
-        O(STEP) per kept set passed."""
-        order, marks = self.order, self.marks
-        top = number
-        bottom = number // STEP * STEP
-        while top > 0:
-            if top == number or (marks[top // STEP] ^ marks[bottom // STEP]) & among:
-                for at in range(top - 1, bottom - 1, -1):
-                    if among >> order[at] & 1:
-                        return at
-            top, bottom = bottom, bottom - STEP
-        raise ValueError("no node")  # (never: ``among`` is not empty)
-
-    def lowest_of(self, among: int, start: int) -> int:
-        """The place in the order of the first node of ``among`` from place
-        ``start`` on (there is one). O(places passed)."""
+        The kept sets hold ever more of the order, so the first holding all
+        of ``among`` is found by bisection, and the node among the
+        :data:`STEP` before it. O(log L + STEP) operations on sets."""
+        marks = self.marks
+        low, high = 0, len(marks)  # (``high``: past every kept set)
+        while low < high:
+            middle = (low + high) // 2
+            if among & marks[middle] == among:
+                high = middle
+            else:
+                low = middle + 1
         order = self.order
-        at = start
-        while not among >> order[at] & 1:
-            at += 1
-        return at
+        for at in range(min(low * STEP, number) - 1, (low - 1) * STEP - 1, -1):
+            if among >> order[at] & 1:
+                return at
+        raise ValueError("no node")  # (never: ``among`` is not empty)
 
 
 def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]]:
@@ -188,34 +309,139 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     grouped: Dict[Tuple[str, ...], Tuple[List[int], List[Mapping[str, Decimal]]]] = {}
     cordoned: List[int] = []
     asked: Set[str] = set().union(*(load.requirements for load in loads))
+    # A node's resource refuses some workload of the batch only if the node
+    # has less of it left than the most a workload asks for (or zero, as
+    # for any resource): the others (a tag asked for, more than anyone asks)
+    # matter only to those that ask for what the node lacks.
+    bars: Dict[str, Decimal] = {}
+    for load in loads:
+        for key, needed in load.requirements.items():
+            if needed > bars.get(key, ZERO):
+                bars[key] = needed
     for position, (_, remaining, closed) in enumerate(order):
         if closed:
             cordoned.append(position)
             continue
-        # (a resource no workload asks for, with nothing below zero left,
-        # refuses none of them: a node's tag of its own does not split it off)
-        keys = tuple(key for key, left in remaining.items() if key in asked or left < ZERO)
+        keys = tuple(key for key, left in remaining.items() if left < bars.get(key, ZERO))
         positions, remainings = grouped.setdefault(keys, ([], []))
         positions.append(position)
         remainings.append(remaining)
+    # Sets of names whose orders agree are counted together, largest first,
+    # up to :data:`BITS_MOST` nodes (a larger one alone; see :data:`TRIES`).
+    merged: List[Tuple[List[str], Dict[str, int], List[Any], List[int]]] = []
+    by_size = sorted(grouped.items(), key=lambda item: -len(item[1][0]))
+    for keys, (positions, remainings) in by_size:
+        member = (keys, positions, remainings)
+        for names, places, members, size in merged[:TRIES]:
+            if size[0] + len(positions) > BITS_MOST or \
+                    len(places) + len(keys) > NAMES and not places.keys() >= set(keys):
+                continue
+            if _agrees(places, keys):
+                names[:] = _merged(names, keys)
+            else:
+                found = _ordered([chain for chain, _, _ in members] + [keys]) \
+                    if len(members) <= JOINS else None
+                if found is None:
+                    continue
+                names[:] = found
+            places.clear()
+            places.update((key, place) for place, key in enumerate(names))
+            members.append(member)
+            size[0] += len(positions)
+            break
+        else:
+            merged.append((list(keys), {key: place for place, key in enumerate(keys)},
+                           [member], [len(positions)]))
     layouts = []
     singles: List[Tuple[int, Mapping[str, Decimal]]] = []
-    for keys, (positions, remainings) in grouped.items():
-        if len(positions) >= FEW:
-            layouts.append(_Layout(keys, positions, remainings))
+    for names, _, members, size in merged:
+        if size[0] >= FEW:
+            layouts.append(_Layout(names, members, asked))
         else:
-            singles.extend(zip(positions, remainings))
-    return [_line(load, layouts, singles, cordoned, len(order)) for load in loads]
+            singles.extend((position, remaining) for _, positions, remainings in members
+                           for position, remaining in zip(positions, remainings))
+    # (workloads that meet the nodes alike share a line: see :func:`_line`)
+    kept: Optional[Dict[Any, _Kept]] = {} if KEPT and all(
+        layout.refused_by is _refused_by_bits for layout in layouts) else None
+    words = _Words()
+    return [_line(load, layouts, singles, cordoned, len(order), kept, words) for load in loads]
+
+
+#: A line kept for workloads that meet the nodes alike (see :func:`_line`):
+#: ``None`` (some node takes them) or the line's parts, each a text or,
+#: for a shortfall, (count, resource, most left), written with the
+#: workload's own quantity.
+_Kept = Optional[List[Any]]
+#: Lines kept per batch, at most (then no more are kept).
+KEPT = 1 << 16
+_UNKNOWN: Any = object()
+
+
+class _Words:
+    """The words of a batch's lines, each made once: per kind and resource
+    for refusals that name no quantity, per quantity (by identity: the
+    nodes' and workloads' quantities live as long as the batch) for the
+    others."""
+
+    __slots__ = ("plain", "numbers")
+
+    def __init__(self) -> None:
+        self.plain: Dict[Tuple[str, str], str] = {}
+        self.numbers: Dict[int, Tuple[Decimal, str]] = {}
+
+    def number(self, quantity: Decimal) -> str:
+        known = self.numbers.get(id(quantity))
+        if known is None or known[0] is not quantity:
+            known = self.numbers[id(quantity)] = (quantity, str(to_number(quantity)))
+        return known[1]
+
+    def part(self, kind: str, resource: str, number: int, needed: Optional[Decimal],
+             most: Optional[Decimal]) -> str:
+        if kind == INSUFFICIENT:
+            assert needed is not None and most is not None
+            return f"{number} {shortfall(resource, self.number(needed), self.number(most))}"
+        text = self.plain.get((kind, resource))
+        if text is None:
+            text = self.plain[kind, resource] = str(Reason(kind, resource))
+        return f"{number} {text}"
 
 
 def _line(load: Workload, layouts: List[_Layout],
           singles: List[Tuple[int, Mapping[str, Decimal]]], cordoned: List[int],
-          total: int) -> Optional[str]:
+          total: int, kept: Optional[Dict[Any, _Kept]], words: _Words) -> Optional[str]:
+    requirements = load.requirements
+    known: Any = None
+    if kept is not None:
+        # Counted as sets of bits, a layout refuses the same nodes the same
+        # way to every workload that asks for the same resources, is immune
+        # to the same, and falls at the same place of each sorted column:
+        # such workloads share their line but for the quantities they need.
+        places: List[Any] = [tuple(requirements), load.immunities]
+        numbers = []
+        for layout in layouts:
+            columns = layout.columns
+            found = {key: bisect_left(layout.sorted_column(key).values, needed)
+                     for key, needed in requirements.items() if key in columns}
+            places.append(tuple(found.values()))
+            numbers.append(found)
+        for position, remaining in singles:
+            reason = check_fit(remaining, load)
+            if reason is None:
+                return None
+            places.append((reason.kind, reason.resource, id(reason.left)))
+        known = tuple(places)
+        parts = kept.get(known, _UNKNOWN)
+        if parts is not _UNKNOWN:
+            return None if parts is None else _written(parts, requirements, total, words)
+        if len(kept) >= KEPT:
+            kept = None
     tally: _Tally = {}
     if cordoned:
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
-    for layout in layouts:
-        if not layout.refused_by(layout, load, tally):
+    for at, layout in enumerate(layouts):
+        if not layout.refused_by(layout, load, tally, None if known is None else numbers[at]):
+            if kept is not None:
+                kept[known] = None
             return None
     for position, remaining in singles:
         reason = check_fit(remaining, load)
@@ -224,20 +450,37 @@ def _line(load: Workload, layouts: List[_Layout],
         _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
              reason.left if reason.kind == INSUFFICIENT else None, position)
     ranked = sorted(tally.items(), key=lambda item: (-item[1][0], item[1][1]))
-    return one_line(0, 0, total, summary_parts(
-        (Reason(kind, resource, needed, most), number, most)
-        for (kind, resource), (number, _, needed, most, _) in ranked))
+    if kept is None:
+        return one_line(0, 0, total, [
+            words.part(kind, resource, number, needed, most)
+            for (kind, resource), (number, _, needed, most, _) in ranked])
+    parts = kept[known] = [
+        (number, resource, words.number(most)) if kind == INSUFFICIENT
+        else words.part(kind, resource, number, needed, most)
+        for (kind, resource), (number, _, needed, most, _) in ranked]
+    return _written(parts, requirements, total, words)
 
 
-def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:
+def _written(parts: List[Any], requirements: Mapping[str, Decimal], total: int,
+             words: _Words) -> str:
+    """The line of a workload of ``requirements`` from its kept ``parts``."""
+    return one_line(0, 0, total, [
+        part if type(part) is str else
+        f"{part[0]} {shortfall(part[1], words.number(requirements[part[1]]), part[2])}"
+        for part in parts])
+
+
+def _refused_by(layout: _Layout, load: Workload, tally: _Tally,
+                numbers: Optional[Dict[str, int]] = None) -> bool:
     """Count, in ``tally``, why each node of ``layout`` refuses ``load``;
     ``False`` (and a partial count) as soon as one of them takes it."""
-    if _missing(layout, load, tally):
+    # per node: lacks a resource asked for, or failed on an earlier one
+    failed = _missing_list(layout, load, tally)
+    if failed is not None and False not in failed:
         return True
     positions = layout.positions
     requirements = load.requirements
     immunities = load.immunities
-    failed: Optional[List[bool]] = None  # per node: failed on an earlier resource
     for key in layout.keys:
         needed = requirements.get(key, ZERO)
         lowest = layout.lowest[key]
@@ -265,38 +508,74 @@ def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:
     return False
 
 
-def _missing(layout: _Layout, load: Workload, tally: _Tally) -> bool:
-    """Whether ``layout``'s nodes lack a resource ``load`` asks for (the
-    first, counted in ``tally`` for them all). O(R)."""
-    for key in load.requirements:
-        if key not in layout.names:
+def _missing(layout: _Layout, load: Workload, tally: _Tally) -> int:
+    """The nodes of ``layout`` (as bits) that lack a resource ``load`` asks
+    for, each counted in ``tally`` for the first it lacks. O(R) operations
+    on sets of bits."""
+    requirements = load.requirements
+    if layout.names.issuperset(requirements):
+        return 0
+    failed = 0
+    lacking, names = layout.lacking, layout.names
+    for key in requirements:
+        if key in names:
+            continue  # (every node has it)
+        new = lacking.get(key, layout.everyone) & ~failed
+        if new:
             positions = layout.positions
-            _add(tally, MISSING, key, len(positions), positions[0], None, None, 0)
-            return True
-    return False
+            _add(tally, MISSING, key, _popcount(new), positions[_lowest(new)], None, None, 0)
+            failed |= new
+    return failed
 
 
-def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally) -> bool:
+def _missing_list(layout: _Layout, load: Workload, tally: _Tally) -> Optional[List[bool]]:
+    """:func:`_missing` for a layout counted a column at a time: per node,
+    whether it lacks one (``None`` when none does)."""
+    requirements = load.requirements
+    if layout.names.issuperset(requirements):
+        return None
+    failed: Optional[List[bool]] = None
+    for key in requirements:
+        if key in layout.names:
+            continue
+        lack = layout.lacking_row(key)
+        new = lack if failed is None else list(map(gt, lack, failed))
+        if True in new:
+            positions = layout.positions
+            _add(tally, MISSING, key, sum(new), positions[new.index(True)], None, None, 0)
+            failed = new if failed is None else list(map(or_, failed, new))
+    return failed
+
+
+def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
+                     numbers: Optional[Dict[str, int]] = None) -> bool:
     """:func:`_refused_by`, with each resource's failing nodes found by
     bisection in its sorted column and kept as bits: O(log L + L / 30) per
     resource instead of O(L) comparisons of Decimals (the sets are machine
     words; most of it runs in C), so that many workloads of their own
     quantities, each explained against the same nodes, do not each pay a
-    pass over them all. The same counts, first nodes and most left."""
-    if _missing(layout, load, tally):
+    pass over them all. The same counts, first nodes and most left.
+    ``numbers``: per resource asked for, how many nodes have less than
+    needed, when the caller knows."""
+    # the nodes that lack a resource asked for, or failed on an earlier one
+    failed = _missing(layout, load, tally)
+    everyone = layout.everyone
+    if failed == everyone:
         return True
     positions = layout.positions
     requirements = load.requirements
     immunities = load.immunities
-    everyone = (1 << len(positions)) - 1
-    failed = 0  # the nodes that failed on an earlier resource
     for key in layout.keys:
         needed = requirements.get(key, ZERO)
         lowest = layout.lowest[key]
         if not lowest < needed or key in immunities:
             continue  # no node fails here
         index = layout.sorted_column(key)
-        number, below = index.below(needed)
+        if numbers is None or key not in numbers:
+            number, below = index.below(needed)
+        else:
+            number = numbers[key]
+            below = index.first(number)
         new = below & ~failed
         if not new:
             continue
@@ -308,11 +587,16 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally) -> bool:
                 new &= ~negative
         if new:
             # (the most left: the last of ``new`` in the sorted order; the
-            # first node in order of those with as much, its value as written)
-            top = index.highest(new, number)
-            # (equal values sit in the layout's order in the sorted one)
-            at = index.order[index.lowest_of(new, bisect_left(index.values,
-                                                              index.values[top]))]
+            # first node in order of those with as much, its value as written;
+            # equal values sit in the layout's order in the sorted one)
+            values = index.values
+            if new == below:  # (no node of the run failed before: its last)
+                at = index.order[bisect_left(values, values[number - 1])]
+            else:
+                most = values[index.highest(new, number)]
+                # (of those with as much, the first in the layout's order)
+                at = _lowest(new & index.first(bisect_right(values, most))
+                             & ~index.first(bisect_left(values, most)))
             _add(tally, INSUFFICIENT, key, _popcount(new), positions[_lowest(new)], needed,
                  layout.columns[key][at], positions[at])
         failed |= below

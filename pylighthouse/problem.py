@@ -24,6 +24,7 @@ from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
+from .explain import shape_of
 from .model import Node, Workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
@@ -337,25 +338,28 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
 
 def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
     """Each workload's one-line explanation, computed and written once per
-    shape: its requirements (in order) and immunities, and its aversion
-    groups only where some node fits it (they only split the fitting nodes;
-    a workload left over by a placement fits nowhere)."""
+    shape: its requirements as written (in order) and immunities, and its
+    aversion groups only where some node fits it (they only split the
+    fitting nodes; a workload left over by a placement fits nowhere, unless
+    a workload placed after it gave room back by asking less than zero: its
+    line then counts the nodes where it fits now)."""
     first: Dict[Any, Workload] = {}
-    for load in loads:
-        first.setdefault((tuple(load.requirements.items()), load.immunities), load)
+    shapes = [shape_of(load) for load in loads]
+    for shape, load in zip(shapes, loads):
+        first.setdefault(shape, load)
     # (counted a column of nodes at a time: no reason per node is kept)
     lines = {shape: line for shape, line in
              zip(first, distributor._nowhere_lines(list(first.values())))
              if line is not None}
     reasons = {}
     grouped = []
-    for load in loads:
-        line = lines.get((tuple(load.requirements.items()), load.immunities))
+    for shape, load in zip(shapes, loads):
+        line = lines.get(shape)
         if line is None:
             grouped.append(load)
         else:
             reasons[load.name] = line
-    if grouped:  # never after a placement in solve; kept right for any caller
+    if grouped:  # (some node takes them now: see above)
         for name, explanation in distributor.explain_all(grouped).items():
             reasons[name] = str(explanation)
     return {load.name: reasons[load.name] for load in loads}

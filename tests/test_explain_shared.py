@@ -187,3 +187,34 @@ def test_equal_quantities_written_otherwise_keep_their_own_reason():
     assert {name: str(reason.left) for name, reason in explained["x"].reasons.items()} == {
         "a": "1", "b": "1.0", "c": "1"}
     assert str(explained["y"].reasons["b"].left) == "1.0"
+
+
+def test_equal_quantities_written_differently_keep_their_own_words():
+    # 0.1000000000000000000001 and 0.10000000000000000000010 are equal, but
+    # each workload's line shows its quantity as it was written, shared or not.
+    text = ('{"nodes": [{"name": "n", "resources": {"cpu": 0.01}}], "partial": true,'
+            ' "workloads": [{"name": "a", "requirements": {"cpu": 0.1000000000000000000001}},'
+            ' {"name": "b", "requirements": {"cpu": 0.10000000000000000000010}}]}')
+    problem = load_problem(text)
+    distributor = lighthouse.PrioritizedDistributor(problem.nodes)
+    alone = {load.name: str(distributor.explain(load)) for load in problem.workloads}
+    assert alone["a"] != alone["b"]
+    assert "needs 0.10000000000000000000010," in alone["b"]
+    for order in (problem.workloads, problem.workloads[::-1]):
+        shared = distributor.explain_all(order)
+        assert {name: str(explanation) for name, explanation in shared.items()} == alone
+    assert dict(solve(problem).unplaced) == alone
+
+
+def test_a_workload_left_out_before_room_was_given_back_is_told_where_it_fits_now():
+    # "big" finds no room; "giver", placed after it, asks less than zero and
+    # frees room: the line of "big" is that of explaining it after the call.
+    problem = load_problem({"nodes": [{"name": "n", "resources": {"cpu": 1}}], "partial": True,
+                            "workloads": [{"name": "big", "requirements": {"cpu": 2}},
+                                          {"name": "giver", "requirements": {"cpu": -5}}]})
+    outcome = solve(problem)
+    assert outcome.assignments == {"big": None, "giver": "n"}
+    after = lighthouse.PrioritizedDistributor(problem.nodes)
+    after.attempt_assign_loads([problem.workloads[1]])
+    assert dict(outcome.unplaced) == {"big": str(after.explain(problem.workloads[0]))}
+    assert outcome.unplaced["big"] == "1/1 nodes fit"

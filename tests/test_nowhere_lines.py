@@ -182,16 +182,81 @@ def test_a_shortcoming_and_too_little_of_one_resource_are_counted_apart(counting
 
 def test_a_node_checked_alone_adds_to_the_count_of_a_layout(counting):
     # Nodes below zero (not tolerated) in a layout counted by columns and
-    # in one checked by itself (split off by a tag another workload of the
-    # batch asks for): one count, with no "most left".
+    # in one checked by itself (its resources in another order, and a tag
+    # another workload of the batch asks for): one count, with no "most left".
     nodes = [{"name": f"n{i}", "resources": {"cpu": -1, "gpu": 1}} for i in range(FEW)]
-    nodes.append({"name": "alone", "resources": {"cpu": -1, "gpu": 1, "host-alone": 0}})
+    nodes.append({"name": "alone", "resources": {"gpu": 1, "cpu": -1, "host-alone": 0}})
     distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
     probes = [{"name": "x", "requirements": {"gpu": 1}},
               {"name": "y", "requirements": {"gpu": 1, "host-alone": 0}}]
     assert lines_of(distributor, probes) == expected_lines(distributor, probes) == [
         "0/5 nodes fit: 5 cpu below zero and not tolerated",
         "0/5 nodes fit: 4 missing resource host-alone, 1 cpu below zero and not tolerated"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategy=STRATEGIES, rubric=RUBRICS,
+       kinds=st.lists(node_specs("kind"), min_size=1, max_size=5),
+       shuffle=st.randoms(use_true_random=False), copies=st.integers(1, FEW + 2),
+       first=batches("w"), shapes=batches("shape", max_size=3),
+       steps=st.lists(st.integers(0, 12), min_size=1, max_size=30),
+       counting=st.sampled_from(["columns", "bits", "bits-small"]),
+       joins=st.sampled_from([0, 1, nowhere.JOINS]), data=st.data())
+def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds, shuffle,
+                                                         copies, first, shapes, steps,
+                                                         counting, joins, data):
+    # Nodes of several sets of resource names, each in an order of its own
+    # (some orders disagree), counted together where their orders allow;
+    # workloads of a few shapes, each with quantities of its own drawn from
+    # a few, so that some meet the nodes alike and share a kept line.
+    # ``bits-small``: at most FEW + 1 nodes counted together, larger sets
+    # of names a column at a time; ``KEPT`` 1: one line kept, no more.
+    nodes = []
+    for copy in range(copies):
+        for index, kind in enumerate(kinds):
+            keys = list(kind["resources"])
+            if index % 2:
+                shuffle.shuffle(keys)
+            resources = {key: (kind["resources"][key] if copy == 0 or kind["resources"][key] == 0
+                               else data.draw(st.integers(-1, 6))) for key in keys}
+            nodes.append({"name": f"k{index}-{copy}", "resources": resources})
+    distributor = build(strategy, nodes, rubric)
+    distributor.attempt_assign_loads(first)
+    probes = []
+    for number, step in enumerate(steps):
+        if not shapes:
+            break
+        shape = shapes[number % len(shapes)]
+        probes.append(dict(shape, name=f"p{number}", requirements={
+            key: value if value == 0 else Decimal(step) / 2
+            for key, value in shape["requirements"].items()}))
+    bits, most = {"columns": (10 ** 9, nowhere.BITS_MOST), "bits": (FEW, nowhere.BITS_MOST),
+                  "bits-small": (FEW, FEW + 1)}[counting]
+    with mock.patch.object(nowhere, "BITS", bits), mock.patch.object(nowhere, "STEP", 2), \
+            mock.patch.object(nowhere, "BITS_MOST", most), \
+            mock.patch.object(nowhere, "JOINS", joins), \
+            mock.patch.object(nowhere, "KEPT", data.draw(st.sampled_from([1, nowhere.KEPT]))):
+        assert lines_of(distributor, probes) == expected_lines(distributor, probes)
+
+
+def test_sets_of_names_in_orders_that_only_agree_all_together(counting):
+    # cpu before ssd on some nodes, ssd before license on others, and
+    # license after cpu on the third: counted together (cpu, ssd, license),
+    # whichever came first.
+    nodes = ([{"name": f"a{i}", "resources": {"cpu": 1, "license": 1}} for i in range(FEW)]
+             + [{"name": f"b{i}", "resources": {"cpu": 2, "ssd": 1}} for i in range(FEW)]
+             + [{"name": f"c{i}", "resources": {"ssd": 0, "license": 2}} for i in range(FEW)])
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": "x", "requirements": {"cpu": 3}},
+              {"name": "y", "requirements": {"ssd": 1, "license": 3}},
+              {"name": "z", "requirements": {"license": 2}}]
+    lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert lines[:2] == [
+        "0/12 nodes fit: 8 insufficient cpu (needs 3, most left 2), 4 missing resource cpu",
+        "0/12 nodes fit: 4 missing resource ssd, 4 missing resource license, "
+        "4 insufficient ssd (needs 1, most left 0)"]
+    assert lines[2] is None
 
 
 def test_no_node_at_all(counting):
