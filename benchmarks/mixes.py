@@ -24,7 +24,9 @@ and changes one thing:
 * ``all``: shapes, scarce, groups40, decimals and pinned together, with a
   ward on 1 node in 13 and an immunity to it on 1 workload in 50.
 
-:func:`strip` turns a problem into the same one without its features
+:func:`oversubscribed` asks three times as much for every workload, so
+that many find no node whatever the mix. :func:`strip` turns a problem
+into the same one without its features
 (cpu, mem and disk only, no groups, no immunities, whole numbers): the
 reference point for what the features cost. :func:`nowhere` makes workloads
 that fit no node of a cluster: half need more than any node has, half need
@@ -141,6 +143,16 @@ def strip(problem: Problem) -> Problem:
     return ([{"name": node["name"], "resources": plain(node["resources"])} for node in nodes],
             [{"name": load["name"], "requirements": plain(load["requirements"])}
              for load in workloads])
+
+
+def oversubscribed(problem: Problem, factor: int = 3) -> Problem:
+    """The same problem with every workload asking ``factor`` times as much
+    of each resource (tags and other zeros stay zero): on every mix, many
+    workloads then find no node."""
+    nodes, workloads = problem
+    return nodes, [dict(load, requirements={key: value * factor if value else value
+                                            for key, value in load["requirements"].items()})
+                   for load in workloads]
 
 
 def nowhere(nodes: Sequence[Dict[str, Any]], count: int, seed: int = 0) -> List[Dict[str, Any]]:

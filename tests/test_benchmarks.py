@@ -184,6 +184,8 @@ def test_a_tiny_matrix_run_reports_every_figure(capsys):
     for row in rows:
         for figure in ("per_s", "placed", "vs_plain", "build_us_per_node", "nowhere"):
             assert row[figure] >= 0
+        # (the answer to the mix made over-subscribed: some workloads left out)
+        assert row["answer"] > 0 and 0 <= row["answer_placed"] < 1
         assert "grouped" in row
     assert all("rare" in row and "pinned" in row for row in rows if row["mix"] == "all")
     out = capsys.readouterr().out
@@ -216,6 +218,19 @@ def test_the_matrix_runs_every_strategy_by_default(capsys):
     assert [row["strategy"] for row in rows] == ["Prioritized", "RoundRobin", "BinPack",
                                                  "BestFit"]
     assert all(row["per_s"] > 0 for row in rows)
+
+
+def test_oversubscribed_asks_three_times_as_much_and_keeps_tags():
+    import mixes
+    nodes, workloads = mixes.problem("pinned", 20, 200)
+    heavy_nodes, heavy = mixes.oversubscribed((nodes, workloads))
+    assert heavy_nodes is nodes
+    assert [load["name"] for load in heavy] == [load["name"] for load in workloads]
+    for load, made in zip(workloads, heavy):
+        assert made["requirements"] == {key: value * 3
+                                        for key, value in load["requirements"].items()}
+        assert made.get("aversion_groups") == load.get("aversion_groups")
+    assert any(value == 0 for load in heavy for value in load["requirements"].values())
 
 
 def test_a_tiny_answers_run_times_every_strategy_and_mode(capsys):
@@ -267,13 +282,15 @@ def test_the_matrix_measures_fits_nowhere_against_successes_alone(capsys, monkey
     monkeypatch.setattr(matrix, "run_once", recording)
     over, types = matrix.main(["--sizes", "30x300", "--mixes", "over", "types",
                                "--strategies", "Prioritized"])
-    # over: the run, the stripped run, then the placed workloads alone
+    # over: the run, the stripped run, then the placed workloads alone (and
+    # the placement of the over-subscribed problem the answer is timed against)
     assert 0 < over["placed"] < 1
     assert timed[:2] == [300, 300] and timed[2] == round(300 * over["placed"])
+    assert timed[3] == 300
     assert over["nowhere"] / over["nowhere_vs_average"] == pytest.approx(
         over["seconds"] / 300 / (over["success_us"] / 1e6))
-    # types: everything placed, no third run
-    assert types["placed"] == 1 and timed[3:] == [300, 300]
+    # types: everything placed, no run of the placed workloads alone
+    assert types["placed"] == 1 and timed[4:] == [300, 300, 300]
     assert types["success_us"] == pytest.approx(1e6 * types["seconds"] / 300)
     assert types["nowhere"] == pytest.approx(types["nowhere_vs_average"])
 
