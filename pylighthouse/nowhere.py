@@ -557,20 +557,21 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
     pass over them all. The same counts, first nodes and most left.
     ``numbers``: per resource asked for, how many nodes have less than
     needed, when the caller knows."""
+    requirements = load.requirements
     # the nodes that lack a resource asked for, or failed on an earlier one
-    failed = _missing(layout, load, tally)
+    failed = 0 if layout.names.issuperset(requirements) else _missing(layout, load, tally)
     everyone = layout.everyone
     if failed == everyone:
         return True
     positions = layout.positions
-    requirements = load.requirements
     immunities = load.immunities
+    lowests, kept = layout.lowest, layout.sorted
     for key in layout.keys:
         needed = requirements.get(key, ZERO)
-        lowest = layout.lowest[key]
+        lowest = lowests[key]
         if not lowest < needed or key in immunities:
             continue  # no node fails here
-        index = layout.sorted_column(key)
+        index = kept.get(key) or layout.sorted_column(key)
         if numbers is None or key not in numbers:
             number, below = index.below(needed)
         else:
