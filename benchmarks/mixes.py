@@ -21,6 +21,10 @@ and changes one thing:
   one to three kinds (1 to 3 of each); each kind is dealt to nodes on its
   own, so no two kinds sit on the same set of nodes (a node has none to
   eight of them, two or three mostly);
+* ``devices``: 200 kinds of device, each node with three of them (2 to 8
+  of each), so that a kind is on about 3 nodes in 200 and a pair of kinds
+  on a few nodes; 3 workloads in 4 ask for one or two kinds that some node
+  has together (1 of each);
 * ``all``: shapes, scarce, groups40, decimals and pinned together, with a
   ward on 1 node in 13 and an immunity to it on 1 workload in 50.
 
@@ -47,6 +51,7 @@ DISK = (1, 5, 10, 20, 50)
 EXTRAS = ("nvme", "fpga", "licence")
 KINDS = ("gpu-a", "gpu-b", "fpga-x", "nvme-x", "licence-a", "licence-b", "hbm", "iops",
          "net")
+DEVICES = 200
 
 MIXES = {
     "types": set(),
@@ -59,6 +64,7 @@ MIXES = {
     "hostname": {"hostname"},
     "pinned": {"hostname", "pinned"},
     "kinds": {"kinds"},
+    "devices": {"devices"},
     "all": {"shapes", "scarce", "groups40", "decimals", "hostname", "pinned", "ward"},
 }
 
@@ -72,6 +78,13 @@ def problem(mix: str, node_count: int, workload_count: int, seed: int = 0,
     names = [node["name"] for node in nodes]
     workloads = [_workload(rng, features, f"{prefix}w{index:07d}", names)
                  for index in range(workload_count)]
+    if "devices" in features and nodes:
+        for load in workloads:
+            if rng.random() < 0.75:
+                held = [key for key in rng.choice(nodes)["resources"]
+                        if key.startswith("device-")]
+                for kind in rng.sample(held, rng.randint(1, 2)):
+                    load["requirements"][kind] = 1
     return nodes, workloads
 
 
@@ -93,6 +106,9 @@ def _node(rng: random.Random, features: Any, name: str) -> Dict[str, Any]:
         for kind in KINDS:
             if rng.random() < 0.3:
                 resources[kind] = rng.randrange(1, 50)
+    if "devices" in features:
+        for kind in rng.sample(range(DEVICES), 3):
+            resources[f"device-{kind:03d}"] = rng.randint(2, 8)
     if "hostname" in features:
         resources[f"host-{name}"] = 0
     if "ward" in features and rng.random() < 1 / 13:

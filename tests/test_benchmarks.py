@@ -174,6 +174,17 @@ def test_the_matrix_mixes_are_seeded_and_have_their_features():
     import pylighthouse as lighthouse
     distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
     assert set(distributor.attempt_assign_loads(nowhere).values()) == {None}
+    # ``devices``: three kinds of 200 a node; a workload asking for kinds
+    # asks for one or two that some node has together
+    nodes, workloads = mixes.problem("devices", 400, 2000)
+    assert all(sum(key.startswith("device-") for key in n["resources"]) == 3 for n in nodes)
+    held = [frozenset(key for key in n["resources"] if key.startswith("device-"))
+            for n in nodes]
+    asked = [frozenset(key for key in w["requirements"] if key.startswith("device-"))
+             for w in workloads]
+    assert {len(kinds) for kinds in asked} == {0, 1, 2}
+    assert 1300 < sum(map(bool, asked)) < 1700
+    assert all(any(kinds <= having for having in held) for kinds in asked)
 
 
 def test_a_tiny_matrix_run_reports_every_figure(capsys):

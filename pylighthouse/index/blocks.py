@@ -56,6 +56,7 @@ block O(C + L).
 """
 import math
 from bisect import bisect_left
+from itertools import islice
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
@@ -82,9 +83,12 @@ MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers
 #: (see :meth:`NodeClass.refused`).
 MAX_SEEN = 16384
-#: At most this many sets of resources whose holders a block keeps, or
-#: that a class counts per block.
+#: At most this many sets of resources whose holders a block keeps.
 MAX_HOLDING = 256
+#: At most this many sets of resources a class counts the holders of per
+#: block (a cluster may have hundreds of kinds of device, asked for in
+#: pairs and threes).
+MAX_COUNTED = 4096
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -136,11 +140,11 @@ class Block:
     """A run of nodes in order: their slots, order keys and float columns;
     ``frontier``: see :meth:`NodeClass.frontier`, ``None`` whenever a
     column changes, ``()`` once the block refused a search since;
-    ``holders``: see :meth:`holding`, ``None`` whenever a node joins,
+    ``holders``, ``ones``: see :meth:`holding`, ``None`` whenever a node joins,
     leaves or moves in the block; ``counts``: see
     :meth:`NodeClass.counting`."""
 
-    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "counts")
+    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[str, List[float]]] = None):
@@ -153,6 +157,7 @@ class Block:
         self.frontier: Optional[Tuple[List[float], ...]] = None
         # (keyed by a set of names, or by one name: see :meth:`_holding_one`)
         self.holders: Optional[Dict[Any, List[int]]] = None
+        self.ones: Optional[Dict[str, List[int]]] = None
         # (per set of resources the class counts, see
         # :meth:`NodeClass.counting`: how many nodes have them all)
         self.counts: Dict[FrozenSet[str], int] = {}
@@ -169,11 +174,11 @@ class Block:
         holders = self.holders
         if holders is None:
             holders = self.holders = {}
-        found = holders.get(names)
+        found: Optional[List[int]] = holders.get(names)
         if found is None:
             if len(names) > 1:
-                # (each name's holders, kept under the name itself: the
-                # fewest filtered by the positions of the others)
+                # (the holders of the one fewest nodes have, filtered by
+                # the positions of the others)
                 ones = sorted([self._holding_one(name) for name in names], key=len)
                 others = set(ones[1]).intersection(*ones[2:])
                 found = [at for at in ones[0] if at in others]
@@ -181,26 +186,38 @@ class Block:
                 (name,) = names
                 found = self._holding_one(name)
             if len(holders) >= MAX_HOLDING:
-                holders.clear()
+                _halve(holders)
             holders[names] = found
         return found
 
     def _holding_one(self, name: str) -> List[int]:
         """The positions of the nodes that have resource ``name``, kept as
-        :meth:`holding` keeps its lists. O(L) the first time, O(1) after."""
-        holders = self.holders
-        assert holders is not None
-        found = holders.get(name)
+        :meth:`holding` keeps its lists, apart from them: one list per
+        resource asked for (a cluster may have hundreds of kinds of device,
+        each on its own few nodes: sets of them fill :meth:`holding`'s
+        room, single ones are asked for again and again). O(L) the first
+        time, O(1) after."""
+        ones = self.ones
+        if ones is None:
+            ones = self.ones = {}
+        found = ones.get(name)
         if found is None:
             found = [at for at, slot in enumerate(self.slots) if name in slot.node.resources]
-            if len(holders) >= MAX_HOLDING:
-                holders.clear()
-            holders[name] = found
+            if len(ones) >= 4 * MAX_HOLDING:
+                _halve(ones)
+            ones[name] = found
         return found
 
     def bound(self, key: str) -> float:
         """The largest value of column ``key``. O(L)."""
         return max(self.cols[key], default=NEG)
+
+
+def _halve(kept: Dict[Any, Any]) -> None:
+    """Forget the older half of ``kept`` (a dict keeps its order of
+    insertion). O(len(kept))."""
+    for key in list(islice(kept, len(kept) // 2)):
+        del kept[key]
 
 
 class Refused:
@@ -251,7 +268,7 @@ class NodeClass:
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
-                 "versions", "clock", "refusals", "joint", "countdown", "wasted",
+                 "versions", "clock", "refusals", "joint", "countdown", "wasted", "members",
                  "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
                  "counted", "held", "masked", "set_masked", "set_held", "set_pair", "typicals",
                  "masked_held")
@@ -279,6 +296,9 @@ class NodeClass:
         # counts the blocks those searches looked inside and found refusing.
         self.countdown = 1
         self.wasted = 0
+        # (moves whenever a node joins or leaves the class: what its
+        # ``bearers`` say may have changed)
+        self.members = 0
         self.period = 0  # (the searches counted in ``wasted``)
         # (on trial: refusing blocks a search in the window before it)
         self.trial: Optional[float] = None
@@ -318,24 +338,27 @@ class NodeClass:
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
         ``names`` (:attr:`Block.counts`), starting now if it did not (at
-        most :data:`MAX_HOLDING` sets a class). A node's resources never
+        most :data:`MAX_COUNTED` sets a class). A node's resources never
         change, only what is left of them: a count moves only when a node
         joins or leaves the block, however often nodes are re-ranked
-        within it. O(1) when counted; else O(N) once."""
+        within it. O(1) when counted; else O(B + H log N) once, for the H
+        nodes having them all."""
         counted = self.counted
         if names in counted:
             return True
-        if len(counted) >= MAX_HOLDING:
+        if len(counted) >= MAX_COUNTED:
             return False
         counted.add(names)
         having = set.intersection(*(self.bearers[name] for name in names))
         held = self.held
+        blocks, lasts = self.blocks, self.lasts
+        for block in blocks:
+            block.counts[names] = 0
         for slot in having:
             known = held.get(slot)
             if known is not None:
                 known.append(names)
-        for block in self.blocks:
-            block.counts[names] = sum(1 for slot in block.slots if slot in having)
+            blocks[bisect_left(lasts, slot.key)].counts[names] += 1
         return True
 
     def _held(self, slot: Any) -> List[FrozenSet[str]]:
@@ -464,7 +487,7 @@ class NodeClass:
         block = blocks[index]
         position = bisect_left(block.keys, key)
         self.versions[index] = self._tick()
-        block.frontier = block.holders = None
+        block.frontier = block.holders = block.ones = None
         if self.counted:
             counts = block.counts
             for names in self._held(slot):
@@ -501,7 +524,7 @@ class NodeClass:
             return taken
         taken = {}
         all_bounds = self.bounds
-        block.frontier = block.holders = None
+        block.frontier = block.holders = block.ones = None
         for column, values in block.cols.items():
             value = taken[column] = values.pop(position)
             bounds = all_bounds[column]
@@ -532,7 +555,7 @@ class NodeClass:
             if target > position:
                 target -= 1
             if target != position:
-                block.holders = None
+                block.holders = block.ones = None
                 del keys[position]
                 keys.insert(target, key)
                 del block.slots[position]

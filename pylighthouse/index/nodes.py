@@ -227,6 +227,7 @@ class NodeIndex:
             if len(bearers) == FEW + 1:
                 self._layout += 1  # searched by column from now on
         nodes.insert(slot)
+        nodes.members += 1
         self._home[slot.name] = nodes
         self._grown += 1
 
@@ -235,6 +236,7 @@ class NodeIndex:
         nodes = self._home.pop(slot.name)
         nodes.delete(*nodes.locate(slot.key))
         nodes.forget(slot)
+        nodes.members += 1
         for key in slot.node.resources:
             bearers = nodes.bearers[key]
             bearers.discard(slot)
@@ -419,9 +421,12 @@ class NodeIndex:
         for entry in plan.entries:
             if entry.wards and entry.closed():
                 continue  # (the usual case for a class of warded nodes)
+            few = entry.few_having_all()
             if entry.tag is not None:
                 found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
                                     low, high)
+            elif few is not None:
+                found = first_among(few, workload, groups, low, high)
             else:
                 nodes = entry.nodes
                 refused = nodes.refused((shape, groups) if groups else shape, needed)

@@ -5,7 +5,10 @@ A *shape* is a workload's requirement names and immunities. Its
 class has each required name), either the sieve's columns (see
 :mod:`.search`) or, when the workload asks for a resource only a few nodes
 of the class have, that resource: those nodes are tried directly (a
-workload pinned by a hostname tag costs a lookup, not a scan). Plans are
+workload pinned by a hostname tag costs a lookup, not a scan). A workload
+asking for two or more resources that only some nodes have, all of them
+on few nodes together (two kinds of device among hundreds), tries those
+nodes directly too, while they are few (:meth:`Entry.few_having_all`). Plans are
 kept per shape until the classes change. A class's joint columns are made
 and dropped here too, only where they pay (:func:`review_joint`), and its
 masked columns made, where nodes move at every placement
@@ -18,7 +21,7 @@ Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 import math
 from bisect import bisect_left
 from itertools import count
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import AbstractSet, Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .blocks import MIDDLE, Floor, LOWEST, OPEN, RATIOS, NodeClass
 
@@ -26,6 +29,12 @@ __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
 
 #: A tag borne by at most this many nodes of a class is searched node by node.
 FEW = 32
+#: A shape asking for two or more resources only some nodes of a class
+#: have, the fewest of them on at most this many nodes, looks first for
+#: the nodes having them all (see :meth:`Entry.few_having_all`): a
+#: cluster of hundreds of kinds of device, each on its own few nodes.
+TOGETHER = 256
+_NONE: FrozenSet[Any] = frozenset()
 #: The threshold of a joint column: the workload's own scaled least.
 JOINT = "joint"
 #: The threshold of a masked column (:meth:`~.blocks.NodeClass.mask`): the
@@ -66,7 +75,7 @@ class Entry:
     ``None``."""
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
-                 "kinds_last", "settable", "last", "last_sieve")
+                 "kinds_last", "settable", "last", "last_sieve", "together", "crowded")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -83,6 +92,11 @@ class Entry:
         self.serial = next(_SERIALS)
         self.floor: Optional[Floor] = None
         self.kinds_last = pairs
+        # (two or more resources only some nodes have, the fewest first,
+        # when few enough nodes have the first that the nodes having them
+        # all are quickly found: see :meth:`few_having_all`)
+        self.together: Optional[Tuple[str, ...]] = None
+        self.crowded = -1
         # (the shape's immunities, when a set column of :attr:`holding` may
         # lead its sieves, see :meth:`~.blocks.NodeClass.mask_set`)
         self.settable: Optional[FrozenSet[str]] = None
@@ -104,7 +118,26 @@ class Entry:
         twin = Entry(self.nodes, self.pairs, self.tag, self.wards, self.holding,
                      self.kinds_last)
         twin.settable = self.settable
+        twin.together = self.together
         return twin
+
+    def few_having_all(self) -> Optional[AbstractSet[Any]]:
+        """The nodes of the class having every resource of
+        :attr:`together`, when there are at most :data:`FEW` of them (a
+        search then tries them in order, as it tries the bearers of a rare
+        tag); else ``None``. O(T) for T nodes having the first; ``None``
+        at once without :attr:`together`, or when there were too many and
+        no node joined or left the class since."""
+        together = self.together
+        if together is None or self.crowded == self.nodes.members:
+            return None
+        bearers = self.nodes.bearers
+        having = bearers.get(together[0], _NONE).intersection(
+            *(bearers.get(name, _NONE) for name in together[1:]))
+        if len(having) <= FEW:
+            return having
+        self.crowded = self.nodes.members  # (too many, until a node joins or leaves)
+        return None
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so
@@ -347,6 +380,10 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     # search looks inside a block at the nodes having them all)
     holding = frozenset(name for name in names if len(bearers[name]) < nodes.size)
     entry = Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
+    if len(holding) > 1:
+        together = tuple(sorted(holding, key=lambda name: len(bearers[name])))
+        if len(bearers[together[0]]) <= TOGETHER:
+            entry.together = together
     if not masking and len(partial) > 1 and all(fixed is None for _, fixed in partial):
         entry.settable = immunities
     return entry
