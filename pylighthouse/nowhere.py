@@ -43,7 +43,7 @@ comparisons in C per node of a layout too large for sets of bits, or one
 from bisect import bisect_left, bisect_right
 from heapq import heapify, heappop, heappush
 from decimal import Decimal
-from itertools import compress, count, repeat
+from itertools import combinations, compress, count, repeat
 from operator import and_, eq, gt, lt, or_
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -74,10 +74,10 @@ JOINS = 64
 #: A set of names is counted with the nodes of one of the first this many
 #: layouts (begun by the largest sets) or alone: many sets of names in
 #: orders of their own are not each compared with all the others.
-TRIES = 8
+TRIES = 64
 #: Nodes are counted together while their sets of names hold this many
 #: names in all, at most (each one a column).
-NAMES = 32
+NAMES = 256
 #: Nodes of a column's sorted order between two kept sets of bits.
 STEP = 16
 #: Bytes of the sets of bits a sorted column keeps once made for a number
@@ -116,7 +116,8 @@ class _Layout:
     as bits (a resource none of them has is lacked by all)."""
 
     __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
-                 "everyone", "lacking", "rows")
+                 "everyone", "lacking", "rows", "missing", "place", "remainings", "visits",
+                 "negative")
 
     def __init__(self, keys: Sequence[str],
                  members: Sequence[Tuple[Sequence[str], List[int],
@@ -128,31 +129,100 @@ class _Layout:
                         for position, remaining in zip(positions, remainings))
         self.positions = [position for position, _ in placed]  # (in the strategy's order)
         remainings = [remaining for _, remaining in placed]
-        self.columns = {key: [remaining.get(key, _ABSENT) for remaining in remainings]
-                        for key in self.keys}
-        self.lowest = {key: min(column) for key, column in self.columns.items()}
-        self.sorted: Dict[str, _Sorted] = {}  # (made at a column's first use)
+        self.place = {key: at for at, key in enumerate(self.keys)}
+        self.remainings = remainings
+        # (each made at its first use: a layout may have hundreds of names,
+        # kinds of device, of which a workload asks for one or two)
+        self.columns: Dict[str, List[Decimal]] = {}
+        self.lowest: Dict[str, Decimal] = {}
+        self.sorted: Dict[str, _Sorted] = {}
+        # (per names asked and immunities: the keys that can refuse, in order)
+        self.visits: Dict[Any, Tuple[str, ...]] = {}
         # (how its refusals are counted, by its size: see :data:`BITS`)
         self.refused_by: Callable[[_Layout, Workload, _Tally, Optional[Dict[str, int]]],
                                   bool] = \
             _refused_by_bits if BITS <= len(placed) <= BITS_MOST else _refused_by
         everyone = self.everyone = (1 << len(placed)) - 1
         having: Dict[str, int] = {}
+        below: Set[str] = set()  # (the names some node has less than zero of)
         for index, remaining in enumerate(remainings):
             bit = 1 << index
-            for key in remaining:
+            for key, left in remaining.items():
                 if key in asked:
                     having[key] = having.get(key, 0) | bit
+                if left < ZERO:
+                    below.add(key)
+        self.negative = [key for key in self.keys if key in below]
         # (the resources asked for that every node has)
         self.names = frozenset(key for key, bits in having.items() if bits == everyone)
         self.lacking = {key: everyone & ~bits for key, bits in having.items()
                         if bits != everyone}
         self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
+        # (per names asked, in order: the nodes lacking one, see :meth:`reach`)
+        self.missing: Dict[Tuple[str, ...], int] = {}
+
+    def reach(self, load: Workload) -> Dict[str, int]:
+        """Per resource of ``keys`` in order, how many nodes have less of it
+        than ``load`` needs, up to the first where every node has failed
+        (lacking a resource asked for, or short of one so far): the
+        counting of :func:`_refused_by_bits` depends on nothing else. O(R)
+        bisections and operations on sets of bits."""
+        requirements = load.requirements
+        names = tuple(requirements)
+        failed = self.missing.get(names)
+        if failed is None:
+            failed = self.missing[names] = _missing(self, load, {})
+        everyone = self.everyone
+        found: Dict[str, int] = {}
+        if failed == everyone:
+            return found
+        kept = self.sorted
+        for key in self.visit(load):
+            needed = requirements.get(key, ZERO)
+            if not self.lowest_of(key) < needed:
+                continue
+            index = kept.get(key) or self.sorted_column(key)
+            number = found[key] = bisect_left(index.values, needed)
+            failed |= index.first(number)
+            if failed == everyone:
+                break
+        return found
+
+    def visit(self, load: Workload) -> Tuple[str, ...]:
+        """The names that can refuse ``load``, in the layout's order: those
+        it asks for, not immune to, and those some node has less than zero
+        of. O(1) again for the same names and immunities."""
+        requirements, immunities = load.requirements, load.immunities
+        shape = (tuple(requirements), immunities)
+        found = self.visits.get(shape)
+        if found is None:
+            place = self.place
+            keys = {key for key in requirements if key in place}
+            keys.update(self.negative)
+            found = self.visits[shape] = tuple(
+                sorted((key for key in keys if key not in immunities), key=place.__getitem__))
+        return found
+
+    def column(self, key: str) -> List[Decimal]:
+        """What each node has left of ``key`` (:data:`_ABSENT` where it
+        lacks it). O(L) the first time."""
+        found = self.columns.get(key)
+        if found is None:
+            found = self.columns[key] = [remaining.get(key, _ABSENT)
+                                         for remaining in self.remainings]
+        return found
+
+    def lowest_of(self, key: str) -> Decimal:
+        """The least any node has left of ``key``. O(L) the first time."""
+        found = self.lowest.get(key)
+        if found is None:
+            found = self.lowest[key] = min(self.column(key))
+        return found
 
     def sorted_column(self, key: str) -> "_Sorted":
         found = self.sorted.get(key)
         if found is None:
-            found = self.sorted[key] = _Sorted(self.columns[key])
+            found = self.sorted[key] = _Sorted(self.column(key))
         return found
 
     def lacking_row(self, key: str) -> List[bool]:
@@ -170,6 +240,26 @@ class _Layout:
 #: (never less than a quantity asked; a node lacking a resource the workload
 #: asks for is counted as missing it first).
 _ABSENT = Decimal("Infinity")
+
+
+def _canonical(keys: Tuple[str, ...], together: Set[Tuple[str, str]], negative: Set[str],
+               rank: Dict[str, int]) -> Tuple[str, ...]:
+    """``keys`` (a node's names, in its order) in the order that keeps
+    every pair of them that may refuse one workload as the node has it
+    (see :func:`nowhere_lines`) and puts the others by ``rank``. O(R^2)."""
+    def bound(first: str, second: str) -> bool:
+        return first in negative or second in negative or (first, second) in together \
+            or (second, first) in together
+
+    left = list(keys)
+    found: List[str] = []
+    while left:
+        free = [key for at, key in enumerate(left)
+                if not any(bound(before, key) for before in left[:at])]
+        chosen = min(free, key=rank.__getitem__)
+        found.append(chosen)
+        left.remove(chosen)
+    return tuple(found)
 
 
 def _agrees(order: Dict[str, int], keys: Sequence[str]) -> bool:
@@ -318,12 +408,29 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
         for key, needed in load.requirements.items():
             if needed > bars.get(key, ZERO):
                 bars[key] = needed
+    # Only the order of two names that refuse one workload matters (both
+    # asked for by it, or one below zero on some node, which refuses any
+    # workload not immune to it): a node's names are put in an order that
+    # keeps those pairs as the node has them, the others as first met in
+    # the batch, so that nodes listing devices in orders of their own are
+    # counted together.
+    together = {pair for names in {tuple(load.requirements) for load in loads}
+                for pair in combinations(names, 2)}
+    negative = {key for _, remaining, closed in order if not closed
+                for key, left in remaining.items() if left < ZERO}
+    rank: Dict[str, int] = {}
+    canonical: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
     for position, (_, remaining, closed) in enumerate(order):
         if closed:
             cordoned.append(position)
             continue
         keys = tuple(key for key, left in remaining.items() if left < bars.get(key, ZERO))
-        positions, remainings = grouped.setdefault(keys, ([], []))
+        found = canonical.get(keys)
+        if found is None:
+            for key in keys:
+                rank.setdefault(key, len(rank))
+            found = canonical[keys] = _canonical(keys, together, negative, rank)
+        positions, remainings = grouped.setdefault(found, ([], []))
         positions.append(position)
         remainings.append(remaining)
     # Sets of names whose orders agree are counted together, largest first,
@@ -414,14 +521,13 @@ def _line(load: Workload, layouts: List[_Layout],
     if kept is not None:
         # Counted as sets of bits, a layout refuses the same nodes the same
         # way to every workload that asks for the same resources, is immune
-        # to the same, and falls at the same place of each sorted column:
-        # such workloads share their line but for the quantities they need.
+        # to the same, and falls at the same place of each sorted column
+        # until every node has failed: such workloads share their line but
+        # for the quantities they need.
         places: List[Any] = [tuple(requirements), load.immunities]
         numbers = []
         for layout in layouts:
-            columns = layout.columns
-            found = {key: bisect_left(layout.sorted_column(key).values, needed)
-                     for key, needed in requirements.items() if key in columns}
+            found = layout.reach(load)
             places.append(tuple(found.values()))
             numbers.append(found)
         for position, remaining in singles:
@@ -480,13 +586,12 @@ def _refused_by(layout: _Layout, load: Workload, tally: _Tally,
         return True
     positions = layout.positions
     requirements = load.requirements
-    immunities = load.immunities
-    for key in layout.keys:
+    for key in layout.visit(load):
         needed = requirements.get(key, ZERO)
-        lowest = layout.lowest[key]
-        if not lowest < needed or key in immunities:
+        lowest = layout.lowest_of(key)
+        if not lowest < needed:
             continue  # no node fails here
-        column = layout.columns[key]
+        column = layout.column(key)
         below = list(map(lt, column, repeat(needed)))
         new = below if failed is None else list(map(gt, below, failed))  # (and not)
         if True not in new:
@@ -564,12 +669,11 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
     if failed == everyone:
         return True
     positions = layout.positions
-    immunities = load.immunities
-    lowests, kept = layout.lowest, layout.sorted
-    for key in layout.keys:
+    kept = layout.sorted
+    for key in layout.visit(load):
         needed = requirements.get(key, ZERO)
-        lowest = lowests[key]
-        if not lowest < needed or key in immunities:
+        lowest = layout.lowest_of(key)
+        if not lowest < needed:
             continue  # no node fails here
         index = kept.get(key) or layout.sorted_column(key)
         if numbers is None or key not in numbers:
@@ -599,7 +703,7 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
                 at = _lowest(new & index.first(bisect_right(values, most))
                              & ~index.first(bisect_left(values, most)))
             _add(tally, INSUFFICIENT, key, _popcount(new), positions[_lowest(new)], needed,
-                 layout.columns[key][at], positions[at])
+                 layout.column(key)[at], positions[at])
         failed |= below
         if failed == everyone:
             return True
