@@ -6,15 +6,20 @@ line: ``0/N nodes fit`` and the refusals counted by kind and resource, the
 line of its :class:`~pylighthouse.explain.Explanation`. Counting needs no
 :class:`~pylighthouse.fit.Reason` per node.
 
-Nodes are counted in *layouts*. A node's resources that some workload of
-the batch asks for, or of which it has less than zero left, in its order,
-are its names (a node's tag of its own that no workload asks for does not
-split it off). Nodes whose names come in orders that agree (one order of
-all their names keeps each node's, as cpu, mem, disk, then gpu on some
-nodes and a licence on others) are counted together, up to
-:data:`BITS_MOST` nodes; a node reads nothing short in a column of a
-resource it lacks. A layout is counted a resource at a time, in its order,
-the order :func:`~pylighthouse.fit.check_fit` follows, so that each node is
+Nodes are counted in *layouts*. A node's names are its resources that
+can refuse some workload of the batch: it has less left than the most a
+workload asks for, or less than zero (a tag asked for, or more than anyone
+asks, only matters to a workload asking for what the node lacks). Only
+the order of two names that can refuse one workload matters (both asked
+for by it, or one below zero): a node's names are put in an order that
+keeps those pairs as the node has them and the others as first met.
+Nodes whose orders agree (one order of all their names keeps each node's,
+as cpu, mem, disk, then gpu on some nodes and a licence on others) are
+counted together, up to :data:`BITS_MOST` nodes and :data:`NAMES` names;
+a node reads nothing short in a column of a resource it lacks, and a
+workload visits only the names that can refuse it. A layout is counted a
+resource at a time, in its order, the order
+:func:`~pylighthouse.fit.check_fit` follows, so that each node is
 counted once, for the first resource it fails on; first the nodes lacking
 a resource the workload asks for (in the workload's order). Each
 resource's quantities are sorted once (:class:`_Sorted`): the nodes short
