@@ -451,11 +451,11 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
             if _agrees(places, keys):
                 names[:] = _merged(names, keys)
             else:
-                found = _ordered([chain for chain, _, _ in members] + [keys]) \
+                agreed = _ordered([chain for chain, _, _ in members] + [keys]) \
                     if len(members) <= JOINS else None
-                if found is None:
+                if agreed is None:
                     continue
-                names[:] = found
+                names[:] = agreed
             places.clear()
             places.update((key, place) for place, key in enumerate(names))
             members.append(member)
