@@ -45,7 +45,10 @@ def test_a_float_read_twice_is_one_decimal_after_many_distinct_ones():
 
 
 def test_nodes_each_of_their_own_leave_workload_maps_shared():
+    # (both tables start empty: what earlier tests left in the nodes' table
+    # decides where its clears fall, and so how many maps it holds after)
     SHARED_MAPS.clear()
+    NODE_MAPS.clear()
     one = lighthouse.Workload("a", {"cpu": 1, "mem": 2})
     # A cluster of more nodes than a table holds, each with its own
     # hostname tag: they go to the nodes' table.
