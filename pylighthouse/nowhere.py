@@ -166,11 +166,12 @@ class _Layout:
         # (per names asked, in order: the nodes lacking one, see :meth:`reach`)
         self.missing: Dict[Tuple[str, ...], int] = {}
 
-    def reach(self, load: Workload) -> Dict[str, int]:
+    def reach(self, load: Workload) -> Optional[Dict[str, int]]:
         """Per resource of ``keys`` in order, how many nodes have less of it
         than ``load`` needs, up to the first where every node has failed
         (lacking a resource asked for, or short of one so far): the
-        counting of :func:`_refused_by_bits` depends on nothing else. O(R)
+        counting of :func:`_refused_by_bits` depends on nothing else;
+        ``None`` when some node fails on none (it takes ``load``). O(R)
         bisections and operations on sets of bits."""
         requirements = load.requirements
         names = tuple(requirements)
@@ -191,7 +192,7 @@ class _Layout:
             failed |= index.first(number)
             if failed == everyone:
                 break
-        return found
+        return found if failed == everyone else None
 
     def visit(self, load: Workload) -> Tuple[str, ...]:
         """The names that can refuse ``load``, in the layout's order: those
@@ -480,13 +481,11 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
 
 
 #: A line kept for workloads that meet the nodes alike (see :func:`_line`):
-#: ``None`` (some node takes them) or the line's parts, each a text or,
-#: for a shortfall, (count, resource, most left), written with the
-#: workload's own quantity.
-_Kept = Optional[List[Any]]
+#: its parts, each a text or, for a shortfall, (count, resource, most
+#: left), written with the workload's own quantity.
+_Kept = List[Any]
 #: Lines kept per batch, at most (then no more are kept).
 KEPT = 1 << 16
-_UNKNOWN: Any = object()
 
 
 class _Words:
@@ -507,11 +506,9 @@ class _Words:
             known = self.numbers[id(quantity)] = (quantity, str(to_number(quantity)))
         return known[1]
 
-    def part(self, kind: str, resource: str, number: int, needed: Optional[Decimal],
-             most: Optional[Decimal]) -> str:
-        if kind == INSUFFICIENT:
-            assert needed is not None and most is not None
-            return f"{number} {shortfall(resource, self.number(needed), self.number(most))}"
+    def part(self, kind: str, resource: str, number: int) -> str:
+        """The part of a line for ``number`` refusals of a kind that names
+        no quantity (missing, below zero, cordoned)."""
         text = self.plain.get((kind, resource))
         if text is None:
             text = self.plain[kind, resource] = str(Reason(kind, resource))
@@ -533,17 +530,23 @@ def _line(load: Workload, layouts: List[_Layout],
         numbers = []
         for layout in layouts:
             found = layout.reach(load)
+            if found is None:
+                return None  # (some node of the layout takes it)
             places.append(tuple(found.values()))
             numbers.append(found)
-        for position, remaining in singles:
-            reason = check_fit(remaining, load)
-            if reason is None:
-                return None
-            places.append((reason.kind, reason.resource, id(reason.left)))
+    # (each node checked alone: its reason, read once)
+    reasons = []
+    for position, remaining in singles:
+        reason = check_fit(remaining, load)
+        if reason is None:
+            return None
+        reasons.append((position, reason))
+    if kept is not None:
+        places.extend((reason.kind, reason.resource, id(reason.left)) for _, reason in reasons)
         known = tuple(places)
-        parts = kept.get(known, _UNKNOWN)
-        if parts is not _UNKNOWN:
-            return None if parts is None else _written(parts, requirements, total, words)
+        parts = kept.get(known)
+        if parts is not None:
+            return _written(parts, requirements, total, words)
         if len(kept) >= KEPT:
             kept = None
     tally: _Tally = {}
@@ -551,24 +554,16 @@ def _line(load: Workload, layouts: List[_Layout],
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
     for at, layout in enumerate(layouts):
         if not layout.refused_by(layout, load, tally, None if known is None else numbers[at]):
-            if kept is not None:
-                kept[known] = None
             return None
-    for position, remaining in singles:
-        reason = check_fit(remaining, load)
-        if reason is None:
-            return None
+    for position, reason in reasons:
         _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
              reason.left if reason.kind == INSUFFICIENT else None, position)
     ranked = sorted(tally.items(), key=lambda item: (-item[1][0], item[1][1]))
-    if kept is None:
-        return one_line(0, 0, total, [
-            words.part(kind, resource, number, needed, most)
-            for (kind, resource), (number, _, needed, most, _) in ranked])
-    parts = kept[known] = [
-        (number, resource, words.number(most)) if kind == INSUFFICIENT
-        else words.part(kind, resource, number, needed, most)
-        for (kind, resource), (number, _, needed, most, _) in ranked]
+    parts = [(number, resource, words.number(most)) if kind == INSUFFICIENT
+             else words.part(kind, resource, number)
+             for (kind, resource), (number, _, _, most, _) in ranked]
+    if kept is not None:
+        kept[known] = parts
     return _written(parts, requirements, total, words)
 
 

@@ -155,7 +155,8 @@ class Block:
             key: [column_value(slot, key) for slot in slots] for key in columns} \
             if cols is None else cols
         self.frontier: Optional[Tuple[List[float], ...]] = None
-        # (keyed by a set of names, or by one name: see :meth:`_holding_one`)
+        # (keyed by a set of names; by one name in ``ones``: see
+        # :meth:`_holding_one`)
         self.holders: Optional[Dict[Any, List[int]]] = None
         self.ones: Optional[Dict[str, List[int]]] = None
         # (per set of resources the class counts, see

@@ -421,7 +421,7 @@ class NodeIndex:
         for entry in plan.entries:
             if entry.wards and entry.closed():
                 continue  # (the usual case for a class of warded nodes)
-            few = entry.few_having_all()
+            few = None if entry.tag is not None else entry.few_having_all()
             if entry.tag is not None:
                 found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
                                     low, high)
