@@ -52,21 +52,29 @@ FLOORS = {"eager": (0, 1, 0, 0), "cached": (0, 4, 0, 0), "lazy": (0, 3, 2, 2),
           "library": None}
 
 
+#: Which columns classes make sparse (SPARSE): every one of a resource
+#: that some nodes of the class lack (1), or as the library does (None).
+SPARSE = st.sampled_from([1, None])
+
+
 @contextmanager
-def settings_of(indexed, load=2, joint="eager", floors="eager"):
+def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None):
     policy = JOINT[joint] or plans.joint_policy()
     floor = FLOORS[floors] or index_nodes.floor_policy()
+    sparse = index_nodes.SPARSE if sparse is None else sparse
     with mock.patch.object(Distributor, "_indexed", indexed), \
             mock.patch.object(Distributor, "_index_load", load), \
             mock.patch.multiple(plans, JOINT_WINDOW=policy[0], JOINT_WASTE=policy[1],
                                 JOINT_GAIN=policy[2], JOINT_SIZE=policy[3]), \
             mock.patch.multiple(index_nodes, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
-                                FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0):
+                                FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0,
+                                SPARSE=sparse):
         yield
 
 
-def make(strategy, nodes, rubric, indexed, load=2, joint="eager", floors="eager"):
-    with settings_of(indexed, load, joint, floors):
+def make(strategy, nodes, rubric, indexed, load=2, joint="eager", floors="eager",
+         sparse=None):
+    with settings_of(indexed, load, joint, floors, sparse):
         if strategy == "BinPack":
             return lighthouse.BinPackDistributor(rubric, nodes)
         if strategy == "BestFit":
@@ -104,7 +112,19 @@ def check_index(distributor):
         assert all(block.slots for block in nodes.blocks)
         for at, block in enumerate(nodes.blocks):
             assert block.keys == [s.key for s in block.slots]
-            assert set(block.cols) == set(nodes.columns) == set(nodes.bounds)
+            assert set(block.cols) == set(nodes.columns)
+            assert set(block.sparse) == set(nodes.sparse)
+            assert set(nodes.columns) | set(nodes.sparse) == set(nodes.bounds)
+            assert not set(nodes.columns) & set(nodes.sparse)
+            assert {name: sorted(map(str, keys)) for name, keys in nodes.sparse_by_name.items()} \
+                == {name: sorted(str(key) for key, of in nodes.sparse.items() if of == name)
+                    for name in set(nodes.sparse.values())}
+            for column, found in block.sparse.items():
+                # (exactly the nodes of the block having its resource, by node)
+                name = nodes.sparse[column]
+                assert found == {s: column_value(s, column) for s in block.slots
+                                 if name in s.node.resources}, column
+                assert nodes.bounds[column][at] == max(found.values(), default=NEG), column
             for column, values in block.cols.items():
                 exact = [column_value(s, column) for s in block.slots]
                 if column in nodes.set_masked.values():
@@ -213,9 +233,11 @@ def test_a_column_reads_minus_infinity_where_a_node_lacks_the_resource_or_is_cor
 @settings(max_examples=120, deadline=None)
 @given(strategy=STRATEGIES, nodes=clusters(max_nodes=14), rubric=RUBRICS,
        steps=operations(max_steps=10), load=st.sampled_from([1, 2, 3, 8]),
-       joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)))
-def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load, joint, floors):
-    fast = make(strategy, nodes, rubric, True, load, joint, floors)
+       joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)),
+       sparse=SPARSE)
+def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load, joint, floors,
+                                         sparse):
+    fast = make(strategy, nodes, rubric, True, load, joint, floors, sparse)
     plain = make(strategy, nodes, rubric, False)
     reference = Reference(strategy, nodes, rubric)
     assert plain._index is None
@@ -700,9 +722,10 @@ def test_a_shape_naming_the_same_resources_in_another_order_twins_the_plan(strat
 
 @settings(max_examples=40, deadline=None)
 @given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 5]),
-       joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)))
+       joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)),
+       sparse=SPARSE)
 def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed, load, joint,
-                                                                 floors):
+                                                                 floors, sparse):
     """Small copies of every mix of benchmarks/matrix.py: many node shapes, a
     scarce counted resource running out, many aversion groups, fits-nowhere
     workloads, hostname tags with pinned workloads, decimals, over-subscribed;
@@ -714,7 +737,7 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
     mix = rng.choice(sorted(mixes.MIXES))
     nodes, workloads = mixes.problem(mix, 30, 150, seed=seed)
     rubric = mixes.RUBRIC
-    fast = make(strategy, nodes, rubric, True, load, joint, floors)
+    fast = make(strategy, nodes, rubric, True, load, joint, floors, sparse)
     reference = Reference(strategy, nodes, rubric)
     assert fast.attempt_assign_loads(workloads) == reference.assign(workloads), mix
     placed = sorted(reference.assignments())
@@ -740,7 +763,7 @@ def kinds_sieves(nodes_class, kinds):
             if record.sieve and sum(key in kinds for key, _ in record.sieve) > 1]
 
 
-def run_many_kinds(strategy, seed, load, floors):
+def run_many_kinds(strategy, seed, load, floors, sparse=None):
     """Step a fast distributor and the reference (BestFit's twin) through
     the ``kinds`` mix, checking every decision, the state and the index at
     each step; return how many kept holder lists, counts of holders,
@@ -749,10 +772,10 @@ def run_many_kinds(strategy, seed, load, floors):
     looked for among their bearers here, as at 1000 nodes and more: see
     ``test_many_kinds_of_device_decide_like_the_reference`` for that.)"""
     with mock.patch.object(plans, "TOGETHER", 0):
-        return _run_many_kinds(strategy, seed, load, floors)
+        return _run_many_kinds(strategy, seed, load, floors, sparse)
 
 
-def _run_many_kinds(strategy, seed, load, floors):
+def _run_many_kinds(strategy, seed, load, floors, sparse):
     import random
     sys_path_benchmarks()
     import mixes
@@ -760,7 +783,7 @@ def _run_many_kinds(strategy, seed, load, floors):
     nodes, workloads = mixes.problem("kinds", 160, 900, seed=seed)
     assert any(len([n for n in nodes if kind in n["resources"]]) > plans.FEW
                for kind in mixes.KINDS)
-    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors)
+    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors, sparse)
     reference = BestFitReference(nodes, None) if strategy == "BestFit" \
         else Reference(strategy, nodes, mixes.RUBRIC)
     kept = counted = sieves = masked = sets = 0
@@ -822,8 +845,9 @@ def _run_many_kinds(strategy, seed, load, floors):
 @settings(max_examples=24, deadline=None)
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
-       floors=st.sampled_from(sorted(FLOORS)))
-def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors):
+       floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE)
+def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors,
+                                                                   sparse):
     """Nine kinds of counted resource, each on about 3 nodes in 10 (more
     than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
     not node by node), asked for one to three at a time: a search looks
@@ -833,8 +857,42 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     every kind asked by the block's count of such nodes. Step by step
     through placements, releases, cordons, a drain, a removal and new
     nodes, every decision is the reference's (BestFit's its twin's) and
-    every kept list and count of such nodes is exact."""
-    run_many_kinds(strategy, seed, load, floors)
+    every kept list and count of such nodes is exact. (``sparse``: every
+    column of a kind is sparse, or as the library decides.)"""
+    run_many_kinds(strategy, seed, load, floors, sparse)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack", "BestFit"])
+def test_sparse_columns_take_their_paths(strategy):
+    """With every column of a kind sparse, searches of the ``kinds`` mix are
+    led by sparse columns and check sparse ones inside blocks, so the tests
+    drawing ``sparse`` do test those paths; with the library's setting, a
+    kind on one node in twenty gets a sparse column (and its masked column,
+    where nodes move), the resources every node has dense ones, and every
+    decision is the reference's."""
+    from pylighthouse.index import search
+    with mock.patch.object(search, "_sparse_positions",
+                           wraps=search._sparse_positions) as leading, \
+            mock.patch.object(search, "_meets", wraps=search._meets) as meeting:
+        run_many_kinds(strategy, 0, 4, "cached", sparse=1)
+    assert leading.call_count and meeting.call_count
+    nodes = [{"name": f"n{at:04d}",
+              "resources": {"cpu": 8, "mem": 32, **({"dev": 2} if at % 20 == 0 else {})}}
+             for at in range(800)]
+    rubric = {"cpu": 1, "mem": 0.25}
+    fast = make(strategy, nodes, rubric, True, 16, "eager", "library")
+    reference = BestFitReference(nodes) if strategy == "BestFit" \
+        else Reference(strategy, nodes, rubric)
+    batch = [{"name": f"w{at:03d}", "requirements": {"cpu": 1 + at % 3, "mem": 4,
+                                                     **({"dev": 1} if at % 2 else {})}}
+             for at in range(120)]
+    assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+    assert_same_state(fast, reference)
+    nodes_class = fast._index._classes[frozenset()]
+    assert "dev" in nodes_class.sparse and "cpu" in nodes_class.columns
+    if strategy != "Prioritized":
+        assert nodes_class.mask("dev") in nodes_class.sparse
+    check_index(fast)
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
@@ -878,8 +936,8 @@ def test_a_node_joining_a_block_is_among_the_nodes_having_a_kind(strategy):
 
 @settings(max_examples=30, deadline=None)
 @given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
-       mix=st.sampled_from(["decimals", "shapes", "all"]))
-def test_frontiers_stay_true_workload_by_workload(strategy, seed, load, mix):
+       mix=st.sampled_from(["decimals", "shapes", "all"]), sparse=SPARSE)
+def test_frontiers_stay_true_workload_by_workload(strategy, seed, load, mix, sparse):
     """Blocks remember, for the two resources of the joint columns, which
     pairs of quantities some node has (their frontier), and refuse a
     workload by it without looking inside. After every single workload,
@@ -890,7 +948,7 @@ def test_frontiers_stay_true_workload_by_workload(strategy, seed, load, mix):
     import mixes
     rng = random.Random(seed)
     nodes, workloads = mixes.problem(mix, 48, 300, seed=seed)
-    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager")
+    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", sparse=sparse)
     reference = Reference(strategy, nodes, mixes.RUBRIC)
     for at, workload in enumerate(workloads):
         operation = ("assign", [workload])
@@ -1529,9 +1587,9 @@ def device_cluster(count, kinds, rng):
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), kinds=st.sampled_from([6, 20]),
        few=st.sampled_from([1, 3, 32]), together=st.sampled_from([0, 8, 256]),
-       load=st.sampled_from([2, 64]))
+       load=st.sampled_from([2, 64]), sparse=SPARSE)
 def test_many_kinds_of_device_decide_like_the_reference(strategy, seed, kinds, few, together,
-                                                        load):
+                                                        load, sparse):
     """Workloads asking for one to three kinds of device, each kind on part
     of the nodes: the nodes having all the kinds asked for are found among
     the bearers when few enough have them (``few``, ``together``), else by
@@ -1544,7 +1602,7 @@ def test_many_kinds_of_device_decide_like_the_reference(strategy, seed, kinds, f
     with mock.patch("pylighthouse.index.plans.FEW", few), \
             mock.patch("pylighthouse.index.nodes.FEW", few), \
             mock.patch("pylighthouse.index.plans.TOGETHER", together):
-        fast = make(strategy, nodes, rubric, True, load)
+        fast = make(strategy, nodes, rubric, True, load, sparse=sparse)
         reference = (BestFitReference(nodes) if strategy == "BestFit"
                      else Reference(strategy, nodes, rubric))
         for step in range(30):

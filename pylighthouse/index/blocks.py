@@ -92,6 +92,11 @@ MAX_COUNTED = 4096
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
+#: A resource that at most one node of the class in this many has (and
+#: its masked column) gets a *sparse* column when first needed (see
+#: :meth:`NodeClass.add_column`): a cluster may have hundreds of kinds of
+#: device, each on a few nodes in a hundred.
+SPARSE = 16
 
 
 class JointColumn(Tuple[Any, ...]):
@@ -142,9 +147,11 @@ class Block:
     column changes, ``()`` once the block refused a search since;
     ``holders``, ``ones``: see :meth:`holding`, ``None`` whenever a node joins,
     leaves or moves in the block; ``counts``: see
-    :meth:`NodeClass.counting`."""
+    :meth:`NodeClass.counting`; ``sparse``: per sparse column (see
+    :meth:`NodeClass.add_column`), the value of each node of the block
+    that has its resource, by node."""
 
-    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts")
+    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts", "sparse")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[str, List[float]]] = None):
@@ -162,6 +169,7 @@ class Block:
         # (per set of resources the class counts, see
         # :meth:`NodeClass.counting`: how many nodes have them all)
         self.counts: Dict[FrozenSet[str], int] = {}
+        self.sparse: Dict[Any, Dict[Any, float]] = {}
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -272,9 +280,9 @@ class NodeClass:
                  "versions", "clock", "refusals", "joint", "countdown", "wasted", "members",
                  "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
                  "counted", "held", "masked", "set_masked", "set_held", "set_pair", "typicals",
-                 "masked_held")
+                 "masked_held", "sparse", "sparse_by_name", "sparse_share")
 
-    def __init__(self, keys: FrozenSet[str], load: int):
+    def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE):
         self.keys = keys
         self.columns: List[str] = [OPEN]
         self.blocks: List[Block] = []
@@ -335,6 +343,12 @@ class NodeClass:
         # (per resource, :meth:`typical`'s scale and how many nodes had the
         # resource when it was found)
         self.typicals: Dict[str, Tuple[int, float]] = {}
+        # The sparse columns (see :meth:`add_column`), each with the
+        # resource whose nodes have a value in it; per resource, its sparse
+        # columns.
+        self.sparse: Dict[Any, str] = {}
+        self.sparse_by_name: Dict[str, List[Any]] = {}
+        self.sparse_share = sparse  # (:data:`SPARSE`, as the index was made with it)
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
@@ -459,9 +473,24 @@ class NodeClass:
 
     def add_column(self, key: Any, made: Optional[List[List[float]]] = None) -> None:
         """Keep a column for ``key`` from now on; ``made``: its values, per
-        block, when the caller has them (else computed). O(N)."""
+        block, when the caller has them (else computed). O(N).
+
+        A resource that some nodes of the class lack, at most one in
+        :data:`SPARSE`, gets a *sparse* column instead, and so does its
+        masked column (see :meth:`mask`): a block keeps only the values of
+        its nodes having the resource, by node (:attr:`Block.sparse`), and
+        a node moving from block to block carries only its own, not one
+        value per column (hundreds of kinds of device, each on a few
+        nodes, would make every move cost hundreds). Its bounds are kept
+        as a dense column's. O(H log N) for the H nodes having it."""
         if key in self.bounds:
             return
+        name = None if made is not None else self._sparse_name(key)
+        if name is not None:
+            bearers = self.bearers.get(name, ())
+            if len(bearers) < self.size and len(bearers) * self.sparse_share <= self.size:
+                self._add_sparse(key, name, bearers)
+                return
         self.columns.append(key)
         for at, block in enumerate(self.blocks):
             block.frontier = None
@@ -469,6 +498,54 @@ class NodeClass:
                 if made is None else made[at]
         self.bounds[key] = [block.bound(key) for block in self.blocks]
         self.tops[key] = max(self.bounds[key], default=NEG)
+
+    def _sparse_name(self, key: Any) -> Optional[str]:
+        """The resource a column of ``key`` would be sparse over: its own,
+        or a masked column's; ``None`` for the other kinds of column (and
+        for a resource below zero of the class, read by its bounds)."""
+        if type(key) is str:
+            return None if key == OPEN or key in self.keys else key
+        if type(key) is JointColumn and key[0] == "masked":
+            name: str = key[1][0][0]
+            return name
+        return None
+
+    def _add_sparse(self, key: Any, name: str, bearers: Iterable[Any]) -> None:
+        """Keep a sparse column for ``key``, over resource ``name`` (see
+        :meth:`add_column`). O(H log N)."""
+        self.sparse[key] = name
+        self.sparse_by_name.setdefault(name, []).append(key)
+        blocks, lasts = self.blocks, self.lasts
+        for block in blocks:
+            block.sparse[key] = {}
+        for slot in bearers:
+            blocks[bisect_left(lasts, slot.key)].sparse[key][slot] = column_value(slot, key)
+        bounds = self.bounds[key] = [max(block.sparse[key].values(), default=NEG)
+                                     for block in blocks]
+        self.tops[key] = max(bounds, default=NEG)
+
+    def sparse_of(self, slot: Any) -> List[Any]:
+        """The sparse columns ``slot`` has a value in. O(R) for R
+        resources of the node."""
+        by_name = self.sparse_by_name
+        if not by_name:
+            return []
+        return [key for name in slot.node.resources for key in by_name.get(name, ())]
+
+    def _rewrite_sparse(self, index: int, slot: Any, key: Any, found: Dict[Any, float],
+                        value: float) -> None:
+        """Set the value of ``slot`` (which has the column's resource) in
+        sparse column ``key``, whose values in block ``index`` are
+        ``found``, keeping the block's bound exact."""
+        old = found[slot]
+        found[slot] = value
+        bounds = self.bounds[key]
+        if value > bounds[index]:
+            bounds[index] = value
+            if value > self.tops[key]:
+                self.tops[key] = value
+        elif value < old and old >= bounds[index]:
+            bounds[index] = max(found.values())
 
     def insert(self, slot: Any, values: Optional[Dict[Any, float]] = None) -> None:
         """Put ``slot`` at the place of its order key ``slot.key``; ``values``:
@@ -504,6 +581,16 @@ class NodeClass:
                 bounds[index] = value
                 if value > tops[column]:
                     tops[column] = value
+        if self.sparse:
+            sparse = block.sparse
+            for column in self.sparse_of(slot):
+                value = column_value(slot, column) if values is None else values[column]
+                sparse[column][slot] = value
+                bounds = all_bounds[column]
+                if value > bounds[index]:
+                    bounds[index] = value
+                    if value > tops[column]:
+                        tops[column] = value
         self.lasts[index] = block.keys[-1]
         if len(block) > 2 * self.load:
             self._split(index)
@@ -519,8 +606,11 @@ class NodeClass:
             counts = block.counts
             for names in self._held(slot):
                 counts[names] -= 1
+        sparse_keys = self.sparse_of(slot) if self.sparse else ()
         if not block.slots:
             taken = {column: values[position] for column, values in block.cols.items()}
+            for column in sparse_keys:
+                taken[column] = block.sparse[column][slot]
             self._drop_block(index)
             return taken
         taken = {}
@@ -534,6 +624,12 @@ class NodeClass:
             # and has the resource), else it is found again.
             if value >= bounds[index] and value != NEG and values[0] != value:
                 bounds[index] = max(values)
+        for column in sparse_keys:
+            found = block.sparse[column]
+            value = taken[column] = found.pop(slot)
+            bounds = all_bounds[column]
+            if value >= bounds[index] and value != NEG:
+                bounds[index] = max(found.values(), default=NEG)
         self.lasts[index] = block.keys[-1]
         if len(block) * 4 < self.load and len(self.blocks) > 1:
             self._merge(index if index + 1 < len(self.blocks) else index - 1)
@@ -602,9 +698,13 @@ class NodeClass:
         remaining = slot.remaining
         cordoned = slot.cordoned
         tops = self.tops
+        sparse = block.sparse
         for key in keys:  # (resources the node has: column_value and _rewrite, inlined)
             values = cols.get(key)
             if values is None:
+                found = sparse.get(key)
+                if found is not None:
+                    self._rewrite_sparse(index, slot, key, found, column_value(slot, key))
                 continue
             if cordoned:
                 value = NEG
@@ -645,10 +745,18 @@ class NodeClass:
                     # (its value in the column of ``name``, rewritten above
                     # if it changed)
                     values = cols.get(name)
-                    amount = values[position] if values is not None else column_value(slot, name)
+                    if values is not None:
+                        amount = values[position]
+                    else:
+                        found = sparse.get(name)
+                        amount = found[slot] if found is not None else column_value(slot, name)
                     value = amount * MASK  # (as :meth:`_masked_of` says, inlined)
-                    self._rewrite(index, position, key, cols[key],
-                                  middle if middle < value else value)
+                    value = middle if middle < value else value
+                    values = cols.get(key)
+                    if values is not None:
+                        self._rewrite(index, position, key, values, value)
+                    else:
+                        self._rewrite_sparse(index, slot, key, sparse[key], value)
         if grew and self.set_masked:
             # (a set column stays as it was while the node only loses room:
             # see :meth:`mask_set`)
@@ -888,9 +996,17 @@ class NodeClass:
         self.masked = {}
         self.masked_held = {}
         for key in dropped:
-            self.columns.remove(key)
             del self.bounds[key]
             del self.tops[key]
+            name = self.sparse.pop(key, None)
+            if name is not None:
+                self.sparse_by_name[name].remove(key)
+                if not self.sparse_by_name[name]:
+                    del self.sparse_by_name[name]
+                for block in self.blocks:
+                    del block.sparse[key]
+                continue
+            self.columns.remove(key)
             for block in self.blocks:
                 block.frontier = None
                 del block.cols[key]
@@ -936,12 +1052,22 @@ class NodeClass:
         block.frontier = None
         for key, values in block.cols.items():
             self._rewrite(index, position, key, values, column_value(slot, key))
+        for key in self.sparse_of(slot):
+            self._rewrite_sparse(index, slot, key, block.sparse[key], column_value(slot, key))
 
     # ------------------------------------------------------------- blocks
 
     def _new_block(self, index: int, slots: List[Any],
-                   cols: Optional[Dict[str, List[float]]] = None) -> None:
+                   cols: Optional[Dict[str, List[float]]] = None,
+                   sparse: Optional[Dict[Any, Dict[Any, float]]] = None) -> None:
         block = Block(slots, self.columns, cols)
+        if self.sparse:
+            if sparse is None:
+                sparse = {key: {} for key in self.sparse}
+                for slot in slots:
+                    for key in self.sparse_of(slot):
+                        sparse[key][slot] = column_value(slot, key)
+            block.sparse = sparse
         if self.counted:
             counts = block.counts = dict.fromkeys(self.counted, 0)
             for slot in slots:
@@ -953,6 +1079,11 @@ class NodeClass:
         tops = self.tops
         for column in self.columns:
             bound = block.bound(column)
+            self.bounds[column].insert(index, bound)
+            if bound > tops[column]:
+                tops[column] = bound
+        for column, found in block.sparse.items():
+            bound = max(found.values(), default=NEG)
             self.bounds[column].insert(index, bound)
             if bound > tops[column]:
                 tops[column] = bound
@@ -968,17 +1099,24 @@ class NodeClass:
         block = self.blocks[index]
         slots, cols = block.slots, block.cols.items()
         half = len(slots) // 2
+        cut = slots[half].key
+        upper: Dict[Any, Dict[Any, float]] = {}
+        lower: Dict[Any, Dict[Any, float]] = {}
+        for key, found in block.sparse.items():
+            upper[key] = {slot: value for slot, value in found.items() if slot.key >= cut}
+            lower[key] = {slot: value for slot, value in found.items() if slot.key < cut}
         self._drop_block(index)
-        self._new_block(index, slots[half:], {key: values[half:] for key, values in cols})
-        self._new_block(index, slots[:half], {key: values[:half] for key, values in cols})
+        self._new_block(index, slots[half:], {key: values[half:] for key, values in cols}, upper)
+        self._new_block(index, slots[:half], {key: values[:half] for key, values in cols}, lower)
 
     def _merge(self, index: int) -> None:
         """Join blocks ``index`` and ``index + 1`` (split again if too long)."""
         first, second = self.blocks[index], self.blocks[index + 1]
         slots = first.slots + second.slots
         cols = {key: values + second.cols[key] for key, values in first.cols.items()}
+        sparse = {key: {**found, **second.sparse[key]} for key, found in first.sparse.items()}
         self._drop_block(index + 1)
         self._drop_block(index)
-        self._new_block(index, slots, cols)
+        self._new_block(index, slots, cols, sparse)
         if len(slots) > 2 * self.load:
             self._split(index)

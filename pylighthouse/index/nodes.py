@@ -36,7 +36,7 @@ from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Pro
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import Floor, NodeClass
+from .blocks import SPARSE, Floor, NodeClass
 from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class, refusing_run
 
@@ -164,6 +164,7 @@ class NodeIndex:
         self._joint = joint_policy()  # (when classes make joint columns)
         self._floors = floor_policy()  # (when classes use their floors)
         self._set_blocks = SET_BLOCKS  # (when classes make set columns)
+        self._sparse = SPARSE  # (which columns classes make sparse)
 
     def __len__(self) -> int:
         return len(self._home)
@@ -210,7 +211,7 @@ class NodeIndex:
         signed = frozenset(key for key, value in resources.items() if value < ZERO)
         nodes = self._classes.get(signed)
         if nodes is None:
-            nodes = self._classes[signed] = NodeClass(signed, self._load)
+            nodes = self._classes[signed] = NodeClass(signed, self._load, self._sparse)
             self._layout += 1
         if self._ordering is None:
             self._joins += 1
@@ -318,13 +319,14 @@ class NodeIndex:
         self._joint = other._joint
         self._floors = other._floors
         self._set_blocks = other._set_blocks
+        self._sparse = other._sparse
         for keys, nodes in self._classes.items():
             before = other._classes.get(keys)
             if before is None:
                 continue
             joint = set(before.joint or ()) | set(before.masked.values()) \
                 | set(before.set_masked.values())
-            for column in before.columns:
+            for column in [*before.columns, *before.sparse]:
                 # (the joint ones are made below; the masked ones, keyed by
                 # the other index's joint columns, by the plans that use them)
                 if column not in joint:

@@ -81,6 +81,7 @@ __all__ = ["first_in_class", "first_among", "acceptable", "refusing_run", "Sieve
 Sieve = Sequence[Tuple[Any, float]]
 
 _KEY = attrgetter("key")
+_NEG = float("-inf")
 #: Columns sieved inside a block (the first of the sieve, in C: a resource
 #: only some nodes of the class bear, else the joint column when there is
 #: one; the next ones in Python); the rest is left to
@@ -180,6 +181,13 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 stamps[done:skip] = versions[done:skip]
             done = skip
     (lead, least), rest = sieve[0], sieve[1:NEAR]
+    # (sparse columns, see :meth:`~.blocks.NodeClass.add_column`: read by
+    # node, not by position; one that leads gives the positions to look at)
+    sparse_lead = False
+    rest_sparse: Optional[List[Tuple[Any, float]]] = None
+    if nodes.sparse:
+        sparse_lead = lead in nodes.sparse
+        rest, rest_sparse = _split_sparse(nodes, rest)
     # (a set column leads: a block looked inside in vain brings its values
     # down, see :meth:`~.blocks.NodeClass.sharpen`)
     sharpening = holding if type(lead) is JointColumn and lead[0] == "set" else None
@@ -247,29 +255,34 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
         cols = block.cols
-        values = cols[lead]
+        values = cols[lead] if not sparse_lead else []
         averse = False  # a node was passed over for a group
         # The same two stages as over the blocks: the first column in C,
         # the others in Python where it passes; or, for a workload asking
         # for resources only some nodes have, the nodes having them all.
         # (the other columns are read by name at each node passing the
         # first: few do, and a list of them made per block cost more)
-        if holding is None:
-            positions: Iterable[int] = compress(
+        if sparse_lead:
+            positions: Iterable[int] = _sparse_positions(block, lead, least, start)
+        elif holding is None:
+            positions = compress(
                 count(start), map(ge, islice(values, start, None) if start else values,
                                   repeat(least)))
         else:
             positions = block.holding(holding)
             if start:
                 positions = [at for at in positions if at >= start]
+        checking = holding is not None and not sparse_lead
         for position in positions:
-            if holding is not None and values[position] < least:
+            if checking and values[position] < least:
                 continue
             for key, threshold in rest:
                 if cols[key][position] < threshold:
                     break
             else:
                 slot = slots[position]
+                if rest_sparse and not _meets(block.sparse, slot, rest_sparse):
+                    continue
                 if high is not None and slot.key >= high:
                     return None
                 if slot.cordoned:
@@ -314,6 +327,39 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
 _UNKNOWN = object()
 
 
+Pairs = List[Tuple[Any, float]]
+
+
+def _split_sparse(nodes: NodeClass, pairs: Sieve) -> Tuple[Pairs, Optional[Pairs]]:
+    """``pairs`` parted into those of dense columns and those of sparse
+    ones (``None`` when there are none). O(len(pairs))."""
+    sparse = nodes.sparse
+    found = [pair for pair in pairs if pair[0] in sparse]
+    if not found:
+        return list(pairs), None
+    return [pair for pair in pairs if pair[0] not in sparse], found
+
+
+def _sparse_positions(block: Any, key: Any, least: float, start: int) -> List[int]:
+    """The positions, from ``start`` on and in order, of the nodes of
+    ``block`` whose value in sparse column ``key`` is at least ``least``.
+    O(H log L) for the H nodes of the block having its resource."""
+    keys = block.keys
+    found = sorted([bisect_left(keys, slot.key)
+                    for slot, value in block.sparse[key].items() if value >= least])
+    return [at for at in found if at >= start] if start else found
+
+
+def _meets(sparse: Dict[Any, Dict[Any, float]], slot: Any,
+           pairs: List[Tuple[Any, float]]) -> bool:
+    """Whether ``slot`` meets every threshold of ``pairs`` (of sparse
+    columns; a node lacking the resource reads minus infinity)."""
+    for key, threshold in pairs:
+        if sparse[key].get(slot, _NEG) < threshold:
+            return False
+    return True
+
+
 def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     """How many blocks of ``nodes``, from the first, hold no open node
     meeting ``sieve`` (those whose floats pass its first :data:`NEAR`
@@ -332,6 +378,8 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     prefix = refused.prefix
     if prefix and stamps[:prefix] == versions[:prefix]:
         done = prefix
+    # (a shape with a floor asks only for resources every node of the
+    # class has: its sieve holds no sparse column)
     (lead, least), rest = sieve[0], sieve[1:NEAR]
     total = len(blocks)
     if least <= nodes.tops[lead]:
