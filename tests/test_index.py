@@ -113,15 +113,21 @@ def check_index(distributor):
         for at, block in enumerate(nodes.blocks):
             assert block.keys == [s.key for s in block.slots]
             assert set(block.cols) == set(nodes.columns)
-            assert set(block.sparse) == set(nodes.sparse)
+            assert set(block.sparse) <= set(nodes.sparse) and all(block.sparse.values())
+            for slot in block.slots:
+                if slot in nodes.sparse_held:  # (kept: the sparse columns it has a value in)
+                    assert sorted(map(str, nodes.sparse_held[slot])) == sorted(
+                        str(key) for key, name in nodes.sparse.items()
+                        if name in slot.node.resources)
             assert set(nodes.columns) | set(nodes.sparse) == set(nodes.bounds)
             assert not set(nodes.columns) & set(nodes.sparse)
             assert {name: sorted(map(str, keys)) for name, keys in nodes.sparse_by_name.items()} \
                 == {name: sorted(str(key) for key, of in nodes.sparse.items() if of == name)
                     for name in set(nodes.sparse.values())}
-            for column, found in block.sparse.items():
-                # (exactly the nodes of the block having its resource, by node)
-                name = nodes.sparse[column]
+            for column, name in nodes.sparse.items():
+                # (exactly the nodes of the block having its resource, by
+                # node; none kept where no node of the block has it)
+                found = block.sparse.get(column, {})
                 assert found == {s: column_value(s, column) for s in block.slots
                                  if name in s.node.resources}, column
                 assert nodes.bounds[column][at] == max(found.values(), default=NEG), column

@@ -148,8 +148,9 @@ class Block:
     ``holders``, ``ones``: see :meth:`holding`, ``None`` whenever a node joins,
     leaves or moves in the block; ``counts``: see
     :meth:`NodeClass.counting`; ``sparse``: per sparse column (see
-    :meth:`NodeClass.add_column`), the value of each node of the block
-    that has its resource, by node."""
+    :meth:`NodeClass.add_column`) that some node of the block has a value
+    in, the value of each node of the block that has its resource, by
+    node."""
 
     __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts", "sparse")
 
@@ -222,6 +223,11 @@ class Block:
         return max(self.cols[key], default=NEG)
 
 
+def _sparse_bound(found: Optional[Dict[Any, float]]) -> float:
+    """A block's bound in a sparse column whose values in it are ``found``."""
+    return max(found.values()) if found else NEG
+
+
 def _halve(kept: Dict[Any, Any]) -> None:
     """Forget the older half of ``kept`` (a dict keeps its order of
     insertion). O(len(kept))."""
@@ -280,7 +286,7 @@ class NodeClass:
                  "versions", "clock", "refusals", "joint", "countdown", "wasted", "members",
                  "period", "trial", "patience", "tops", "scales", "seen", "scratch", "floor_idle",
                  "counted", "held", "masked", "set_masked", "set_held", "set_pair", "typicals",
-                 "masked_held", "sparse", "sparse_by_name", "sparse_share")
+                 "masked_held", "sparse", "sparse_by_name", "sparse_share", "sparse_held")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE):
         self.keys = keys
@@ -349,6 +355,8 @@ class NodeClass:
         self.sparse: Dict[Any, str] = {}
         self.sparse_by_name: Dict[str, List[Any]] = {}
         self.sparse_share = sparse  # (:data:`SPARSE`, as the index was made with it)
+        # (per node, the sparse columns it has a value in, made when first asked)
+        self.sparse_held: Dict[Any, List[Any]] = {}
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
@@ -389,6 +397,7 @@ class NodeClass:
         self.held.pop(slot, None)
         self.set_held.pop(slot, None)
         self.masked_held.pop(slot, None)
+        self.sparse_held.pop(slot, None)
 
     def refused(self, shape: Any, needed: Tuple[Any, ...], keep: bool = False) -> "Refused":
         """What the blocks refused of ``needed`` (of ``shape``), to be
@@ -516,21 +525,28 @@ class NodeClass:
         self.sparse[key] = name
         self.sparse_by_name.setdefault(name, []).append(key)
         blocks, lasts = self.blocks, self.lasts
-        for block in blocks:
-            block.sparse[key] = {}
+        held = self.sparse_held
         for slot in bearers:
-            blocks[bisect_left(lasts, slot.key)].sparse[key][slot] = column_value(slot, key)
-        bounds = self.bounds[key] = [max(block.sparse[key].values(), default=NEG)
-                                     for block in blocks]
+            block = blocks[bisect_left(lasts, slot.key)]
+            found = block.sparse.get(key)
+            if found is None:
+                found = block.sparse[key] = {}
+            found[slot] = column_value(slot, key)
+            known = held.get(slot)
+            if known is not None:
+                known.append(key)
+        bounds = self.bounds[key] = [_sparse_bound(block.sparse.get(key)) for block in blocks]
         self.tops[key] = max(bounds, default=NEG)
 
     def sparse_of(self, slot: Any) -> List[Any]:
-        """The sparse columns ``slot`` has a value in. O(R) for R
-        resources of the node."""
-        by_name = self.sparse_by_name
-        if not by_name:
-            return []
-        return [key for name in slot.node.resources for key in by_name.get(name, ())]
+        """The sparse columns ``slot`` has a value in. O(1) mostly, O(R)
+        the first time for R resources of the node."""
+        held = self.sparse_held.get(slot)
+        if held is None:
+            by_name = self.sparse_by_name
+            held = self.sparse_held[slot] = [
+                key for name in slot.node.resources for key in by_name.get(name, ())]
+        return held
 
     def _rewrite_sparse(self, index: int, slot: Any, key: Any, found: Dict[Any, float],
                         value: float) -> None:
@@ -585,7 +601,10 @@ class NodeClass:
             sparse = block.sparse
             for column in self.sparse_of(slot):
                 value = column_value(slot, column) if values is None else values[column]
-                sparse[column][slot] = value
+                found = sparse.get(column)
+                if found is None:
+                    found = sparse[column] = {}
+                found[slot] = value
                 bounds = all_bounds[column]
                 if value > bounds[index]:
                     bounds[index] = value
@@ -624,12 +643,17 @@ class NodeClass:
             # and has the resource), else it is found again.
             if value >= bounds[index] and value != NEG and values[0] != value:
                 bounds[index] = max(values)
+        sparse = block.sparse
         for column in sparse_keys:
-            found = block.sparse[column]
+            found = sparse[column]
             value = taken[column] = found.pop(slot)
+            if not found:
+                del sparse[column]
+                all_bounds[column][index] = NEG
+                continue
             bounds = all_bounds[column]
             if value >= bounds[index] and value != NEG:
-                bounds[index] = max(found.values(), default=NEG)
+                bounds[index] = max(found.values())
         self.lasts[index] = block.keys[-1]
         if len(block) * 4 < self.load and len(self.blocks) > 1:
             self._merge(index if index + 1 < len(self.blocks) else index - 1)
@@ -1004,7 +1028,8 @@ class NodeClass:
                 if not self.sparse_by_name[name]:
                     del self.sparse_by_name[name]
                 for block in self.blocks:
-                    del block.sparse[key]
+                    block.sparse.pop(key, None)
+                self.sparse_held = {}
                 continue
             self.columns.remove(key)
             for block in self.blocks:
@@ -1063,10 +1088,13 @@ class NodeClass:
         block = Block(slots, self.columns, cols)
         if self.sparse:
             if sparse is None:
-                sparse = {key: {} for key in self.sparse}
+                sparse = {}
                 for slot in slots:
                     for key in self.sparse_of(slot):
-                        sparse[key][slot] = column_value(slot, key)
+                        found = sparse.get(key)
+                        if found is None:
+                            found = sparse[key] = {}
+                        found[slot] = column_value(slot, key)
             block.sparse = sparse
         if self.counted:
             counts = block.counts = dict.fromkeys(self.counted, 0)
@@ -1082,11 +1110,14 @@ class NodeClass:
             self.bounds[column].insert(index, bound)
             if bound > tops[column]:
                 tops[column] = bound
-        for column, found in block.sparse.items():
-            bound = max(found.values(), default=NEG)
-            self.bounds[column].insert(index, bound)
-            if bound > tops[column]:
-                tops[column] = bound
+        if self.sparse:
+            bounds = self.bounds
+            for column in self.sparse:
+                bounds[column].insert(index, NEG)
+            for column, found in block.sparse.items():
+                bound = bounds[column][index] = max(found.values())
+                if bound > tops[column]:
+                    tops[column] = bound
 
     def _drop_block(self, index: int) -> None:
         del self.blocks[index]
@@ -1103,8 +1134,13 @@ class NodeClass:
         upper: Dict[Any, Dict[Any, float]] = {}
         lower: Dict[Any, Dict[Any, float]] = {}
         for key, found in block.sparse.items():
-            upper[key] = {slot: value for slot, value in found.items() if slot.key >= cut}
-            lower[key] = {slot: value for slot, value in found.items() if slot.key < cut}
+            for slot, value in found.items():
+                part = upper if slot.key >= cut else lower
+                kept = part.get(key)
+                if kept is None:
+                    part[key] = {slot: value}
+                else:
+                    kept[slot] = value
         self._drop_block(index)
         self._new_block(index, slots[half:], {key: values[half:] for key, values in cols}, upper)
         self._new_block(index, slots[:half], {key: values[:half] for key, values in cols}, lower)
@@ -1114,7 +1150,13 @@ class NodeClass:
         first, second = self.blocks[index], self.blocks[index + 1]
         slots = first.slots + second.slots
         cols = {key: values + second.cols[key] for key, values in first.cols.items()}
-        sparse = {key: {**found, **second.sparse[key]} for key, found in first.sparse.items()}
+        sparse = first.sparse  # (the first block's own, dropped below)
+        for key, found in second.sparse.items():
+            kept = sparse.get(key)
+            if kept is None:
+                sparse[key] = found
+            else:
+                kept.update(found)
         self._drop_block(index + 1)
         self._drop_block(index)
         self._new_block(index, slots, cols, sparse)

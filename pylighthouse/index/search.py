@@ -344,9 +344,12 @@ def _sparse_positions(block: Any, key: Any, least: float, start: int) -> List[in
     """The positions, from ``start`` on and in order, of the nodes of
     ``block`` whose value in sparse column ``key`` is at least ``least``.
     O(H log L) for the H nodes of the block having its resource."""
+    values = block.sparse.get(key)
+    if values is None:
+        return []
     keys = block.keys
-    found = sorted([bisect_left(keys, slot.key)
-                    for slot, value in block.sparse[key].items() if value >= least])
+    found = sorted([bisect_left(keys, slot.key) for slot, value in values.items()
+                    if value >= least])
     return [at for at in found if at >= start] if start else found
 
 
@@ -355,7 +358,8 @@ def _meets(sparse: Dict[Any, Dict[Any, float]], slot: Any,
     """Whether ``slot`` meets every threshold of ``pairs`` (of sparse
     columns; a node lacking the resource reads minus infinity)."""
     for key, threshold in pairs:
-        if sparse[key].get(slot, _NEG) < threshold:
+        values = sparse.get(key)
+        if values is None or values.get(slot, _NEG) < threshold:
             return False
     return True
 
