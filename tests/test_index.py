@@ -1517,6 +1517,27 @@ def test_a_flavour_seen_before_reuses_its_sieve_until_the_plan_changes(strategy)
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+@pytest.mark.parametrize("together", [0, 256])
+def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
+    """Two kinds that few nodes have together are looked for among those
+    nodes (see :meth:`~pylighthouse.index.plans.Entry.few_having_all`); a
+    search for them that finds nothing makes no set column, which no later
+    search would read. Where those nodes are not looked for first
+    (``TOGETHER`` 0), it does."""
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 4, "mem": 16, **({"a": 2} if at % 2 == 0 else {}),
+        **({"b": 2} if at % 3 == 0 else {})}} for at in range(120)]
+    with mock.patch.object(plans, "TOGETHER", together):
+        fast = make(strategy, nodes, None, True, load=4, joint="eager")
+        reference = Reference(strategy, nodes, None)
+        big = [{"name": "big", "requirements": {"cpu": 1, "mem": 2, "a": 3, "b": 1}}]
+        assert fast.attempt_assign_loads(big) == reference.assign(big) == {"big": None}
+    (nodes_class,) = fast._index._classes.values()
+    assert (frozenset("ab") in nodes_class.set_masked) == (together == 0)
+    check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
 def test_a_set_of_kinds_that_fit_nowhere_gets_a_set_column(strategy):
     """Where nodes keep their order, a search for two kinds or more (each
     on part of the nodes) that finds no node makes the class a *set

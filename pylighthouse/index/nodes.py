@@ -399,11 +399,14 @@ class NodeIndex:
         if not groups:
             self._remember_nowhere(shape, requirements)
             # (a set of kinds found nowhere gets its set column in a class
-            # of many blocks, see :meth:`~.blocks.NodeClass.mask_set`)
+            # of many blocks, see :meth:`~.blocks.NodeClass.mask_set`;
+            # not when the few nodes having them all were tried instead)
             for entry in plan.entries:
                 if entry.settable is not None and entry.holding is not None \
                         and entry.holding not in entry.nodes.set_masked \
-                        and len(entry.nodes.blocks) >= self._set_blocks:
+                        and len(entry.nodes.blocks) >= self._set_blocks \
+                        and (entry.together is None
+                             or entry.crowded == entry.nodes.members):
                     entry.nodes.mask_set(entry.holding, asked_by_all(
                         entry.nodes, requirements, entry.settable))
         return None
