@@ -11,7 +11,12 @@ the class keeps, per column, the largest value of each block: its *bound*.
 A node lacking the resource, or cordoned, reads minus infinity, so bounds
 cover the open nodes that have it. Columns are made when a search first
 needs them: a resource only one node has (a hostname tag) never gets one,
-it is found through ``bearers``, resource -> the nodes that have it.
+it is found through ``bearers``, resource -> the nodes that have it. A
+resource that few nodes of the class have (at most one in :data:`SPARSE`:
+one kind of device among hundreds) gets a *sparse* column
+(:meth:`NodeClass.add_column`): a block keeps, by node, the values of its
+nodes having it, so that a node moving between blocks carries its own few
+values, not one per column; its bounds are kept as any column's.
 
 Bounds are exact at all times (set columns aside, below): raising a value raises the bound, lowering
 the value that was the bound recomputes it from the block's column (O(L) in
@@ -50,8 +55,10 @@ column values it keeps (:meth:`NodeClass.move`); most moves stay inside
 the node's block, where a node that only lost room leaves the block's
 refusals standing (a block that refused a workload still refuses it).
 
-Cost: inserting or deleting a node O(log N + C x L), C columns; a change
-of k quantities O(log N + k x L) at worst, O(k) mostly; a move inside a
+Cost: inserting or deleting a node O(log N + C x L), C dense columns,
+plus O(1) per sparse column it has a value in and O(S) list operations
+in C when a block splits or merges, S sparse columns; a change of k
+quantities O(log N + k x L) at worst, O(k) mostly; a move inside a
 block O(C + L).
 """
 import math
@@ -278,8 +285,9 @@ class NodeClass:
     """The nodes whose resources below zero at capacity are ``keys``, in order.
 
     ``bearers`` maps every resource some node of the class has to those
-    nodes; ``columns`` lists the resources with a column (see the module
-    docstring).
+    nodes; ``columns`` lists the dense columns, ``sparse`` the sparse
+    ones, each with the resource whose nodes have a value in it (see the
+    module docstring).
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",

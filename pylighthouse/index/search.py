@@ -29,7 +29,9 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    the block's columns (for a workload asking for resources that only
    some nodes of the class have, in Python over the nodes having them
    all, which the block keeps per set of such resources until a node
-   joins, leaves or moves in it: see :meth:`~.blocks.Block.holding`);
+   joins, leaves or moves in it: see :meth:`~.blocks.Block.holding`; for
+   a sieve led by a sparse column, over the block's nodes having its
+   resource);
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group), else ask
    :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
