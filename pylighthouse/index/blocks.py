@@ -64,7 +64,8 @@ block O(C + L).
 import math
 from bisect import bisect_left
 from itertools import islice
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set,
+                    Tuple, Union)
 
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
            "column_value"]
@@ -556,21 +557,6 @@ class NodeClass:
                 key for name in slot.node.resources for key in by_name.get(name, ())]
         return held
 
-    def _rewrite_sparse(self, index: int, slot: Any, key: Any, found: Dict[Any, float],
-                        value: float) -> None:
-        """Set the value of ``slot`` (which has the column's resource) in
-        sparse column ``key``, whose values in block ``index`` are
-        ``found``, keeping the block's bound exact."""
-        old = found[slot]
-        found[slot] = value
-        bounds = self.bounds[key]
-        if value > bounds[index]:
-            bounds[index] = value
-            if value > self.tops[key]:
-                self.tops[key] = value
-        elif value < old and old >= bounds[index]:
-            bounds[index] = max(found.values())
-
     def insert(self, slot: Any, values: Optional[Dict[Any, float]] = None) -> None:
         """Put ``slot`` at the place of its order key ``slot.key``; ``values``:
         its value in each column, when known (else computed)."""
@@ -736,7 +722,7 @@ class NodeClass:
             if values is None:
                 found = sparse.get(key)
                 if found is not None:
-                    self._rewrite_sparse(index, slot, key, found, column_value(slot, key))
+                    self._rewrite(index, slot, key, found, column_value(slot, key))
                 continue
             if cordoned:
                 value = NEG
@@ -788,7 +774,7 @@ class NodeClass:
                     if values is not None:
                         self._rewrite(index, position, key, values, value)
                     else:
-                        self._rewrite_sparse(index, slot, key, sparse[key], value)
+                        self._rewrite(index, slot, key, sparse[key], value)
         if grew and self.set_masked:
             # (a set column stays as it was while the node only loses room:
             # see :meth:`mask_set`)
@@ -931,19 +917,22 @@ class NodeClass:
                     least = value
             values[at] = least
 
-    def _rewrite(self, index: int, position: int, key: Any, values: List[float],
-                 value: float) -> None:
-        """Set a node's value in a column, keeping the block's bound exact
-        (the caller forgets the block's frontier)."""
-        old = values[position]
-        values[position] = value
+    def _rewrite(self, index: int, at: Any, key: Any,
+                 values: Union[List[float], Dict[Any, float]], value: float) -> None:
+        """Set a node's value in a column of block ``index``, keeping the
+        block's bound exact (the caller forgets the block's frontier):
+        ``values`` is the block's list of the column, ``at`` the node's
+        position, or, for a sparse column, the block's values by node and
+        ``at`` the node."""
+        old = values[at]
+        values[at] = value
         bounds = self.bounds[key]
         if value > bounds[index]:
             bounds[index] = value
             if value > self.tops[key]:
                 self.tops[key] = value
         elif value < old and old >= bounds[index]:
-            bounds[index] = max(values)
+            bounds[index] = max(values.values()) if type(values) is dict else max(values)
 
     def tightest(self, names: Iterable[str]) -> List[str]:
         """Two of ``names`` (every node of the class has them) with the least
@@ -1086,7 +1075,7 @@ class NodeClass:
         for key, values in block.cols.items():
             self._rewrite(index, position, key, values, column_value(slot, key))
         for key in self.sparse_of(slot):
-            self._rewrite_sparse(index, slot, key, block.sparse[key], column_value(slot, key))
+            self._rewrite(index, slot, key, block.sparse[key], column_value(slot, key))
 
     # ------------------------------------------------------------- blocks
 
