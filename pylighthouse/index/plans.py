@@ -23,7 +23,8 @@ from bisect import bisect_left
 from itertools import count
 from typing import AbstractSet, Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from .blocks import MIDDLE, Floor, LOWEST, OPEN, RATIOS, NodeClass
+from .blocks import Floor, NodeClass
+from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
 

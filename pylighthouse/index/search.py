@@ -75,7 +75,8 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Seq
 
 from ..fit import check_fit
 from ..model import Workload
-from .blocks import JointColumn, NodeClass, Refused
+from .blocks import NodeClass, Refused
+from .columns import JointColumn
 
 __all__ = ["first_in_class", "first_among", "acceptable", "refusing_run", "Sieve"]
 
