@@ -532,7 +532,10 @@ def _line(load: Workload, layouts: List[_Layout],
             found = layout.reach(load)
             if found is None:
                 return None  # (some node of the layout takes it)
-            places.append(tuple(found.values()))
+            # (with the resources: a resource where no node is short is not
+            # in ``found``, so two workloads may fall at the same places on
+            # other resources)
+            places.append(tuple(found.items()))
             numbers.append(found)
     # (each node checked alone: its reason, read once)
     reasons = []

@@ -281,3 +281,40 @@ def test_tags_of_their_own_and_workloads_pinned_by_them(counting):
         None,
         "0/13 nodes fit: 9 insufficient mem (needs 3, most left 2), "
         "4 insufficient cpu (needs 1, most left 0)"]
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+@pytest.mark.parametrize("seed", range(4))
+def test_kinds_of_device_in_layouts_of_their_own(strategy, seed):
+    # Nodes with three kinds of device of twelve, cpu before memory on some
+    # and after it on others (layouts of their own); workloads asking for
+    # two kinds, some short of cpu on every node of a layout and some of
+    # memory: two of them share a line only where they meet every layout on
+    # the same resources (the shared line once told nodes short of cpu
+    # that they were short of memory). The lines are those of explaining
+    # node by node.
+    import random
+    rng = random.Random(seed)
+    nodes = []
+    for index in range(160):
+        kinds = rng.sample(range(12), 3)
+        resources = {"cpu": rng.randint(1, 8), "mem": rng.randint(1, 16)}
+        resources.update((f"dev-{kind:02d}", rng.randint(0, 3)) for kind in kinds)
+        if rng.random() < 0.5:
+            resources = dict(reversed(list(resources.items())))
+        nodes.append({"name": f"n{index:03d}", "resources": resources})
+    distributor = build(strategy, nodes, {"cpu": 1})
+    distributor.cordon("n007")
+    probes = []
+    for index in range(60):
+        node = rng.choice(nodes)["resources"]
+        requirements = {"cpu": rng.choice([1, 4, 9]), "mem": rng.choice([1, 20])}
+        for kind in rng.sample([key for key in node if key.startswith("dev")], 2):
+            requirements[kind] = rng.choice([1, 2, 4])
+        if rng.random() < 0.3:
+            requirements = dict(reversed(list(requirements.items())))
+        probes.append({"name": f"p{index}", "requirements": requirements})
+    with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2):
+        lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert any(line is not None and "missing resource dev" in line for line in lines)
