@@ -477,7 +477,60 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     kept: Optional[Dict[Any, _Kept]] = {} if KEPT and all(
         layout.refused_by is _refused_by_bits for layout in layouts) else None
     words = _Words()
-    return [_line(load, layouts, singles, cordoned, len(order), kept, words) for load in loads]
+    lacking = _Lacking(layouts, asked) if kept is not None and len(layouts) > 1 else None
+    return [_line(load, layouts, singles, cordoned, len(order), kept, words, lacking)
+            for load in loads]
+
+
+class _Lacking:
+    """The nodes of every layout lacking a resource asked for, as one set of
+    bits over their positions (each layout's nodes apart in ``masks``):
+    which nodes lack a resource, and which lacked none before it in the
+    order a workload names them, does not depend on the layout's order of
+    names. So the refusals for want of a resource are counted once over
+    every layout, and a layout where every node lacks one is not counted
+    at all (a workload asking for two kinds of device among hundreds meets
+    nodes having both in one layout or two). O(N x R) bits to make; per
+    set of names asked, O(R) operations on N bits once."""
+
+    __slots__ = ("nodes", "having", "masks", "known")
+
+    def __init__(self, layouts: List[_Layout], asked: Set[str]) -> None:
+        self.masks = []
+        having: Dict[str, int] = {}
+        nodes = 0
+        for layout in layouts:
+            mask = 0
+            for position, remaining in zip(layout.positions, layout.remainings):
+                bit = 1 << position
+                mask |= bit
+                for key in remaining:
+                    if key in asked:
+                        having[key] = having.get(key, 0) | bit
+            self.masks.append(mask)
+            nodes |= mask
+        self.nodes = nodes
+        self.having = having
+        # (per names asked, in order: the refusals for want of one, as
+        # (resource, how many, first position), and the layouts where some
+        # node has them all, with their places)
+        self.known: Dict[Tuple[str, ...], Tuple[List[Tuple[str, int, int]], List[int]]] = {}
+
+    def of(self, names: Tuple[str, ...]) -> Tuple[List[Tuple[str, int, int]], List[int]]:
+        found = self.known.get(names)
+        if found is None:
+            nodes, having = self.nodes, self.having
+            failed = 0
+            refusals = []
+            for key in names:
+                new = nodes & ~having.get(key, 0) & ~failed
+                if new:
+                    refusals.append((key, _popcount(new), _lowest(new)))
+                    failed |= new
+            left = nodes & ~failed
+            found = self.known[names] = (
+                refusals, [at for at, mask in enumerate(self.masks) if left & mask])
+        return found
 
 
 #: A line kept for workloads that meet the nodes alike (see :func:`_line`):
@@ -517,9 +570,17 @@ class _Words:
 
 def _line(load: Workload, layouts: List[_Layout],
           singles: List[Tuple[int, Mapping[str, Decimal]]], cordoned: List[int],
-          total: int, kept: Optional[Dict[Any, _Kept]], words: _Words) -> Optional[str]:
+          total: int, kept: Optional[Dict[Any, _Kept]], words: _Words,
+          lacking: Optional[_Lacking] = None) -> Optional[str]:
     requirements = load.requirements
     known: Any = None
+    wanting: List[Tuple[str, int, int]] = []
+    if lacking is not None:
+        # (the refusals for want of a resource, counted over every layout;
+        # only the layouts where some node has every resource asked are
+        # counted on, from what their nodes lack)
+        wanting, live = lacking.of(tuple(requirements))
+        layouts = [layouts[at] for at in live]
     if kept is not None:
         # Counted as sets of bits, a layout refuses the same nodes the same
         # way to every workload that asks for the same resources, is immune
@@ -555,8 +616,15 @@ def _line(load: Workload, layouts: List[_Layout],
     tally: _Tally = {}
     if cordoned:
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
+    for key, number, first in wanting:
+        _add(tally, MISSING, key, number, first, None, None, 0)
+    names = tuple(requirements) if lacking is not None else None
     for at, layout in enumerate(layouts):
-        if not layout.refused_by(layout, load, tally, None if known is None else numbers[at]):
+        if names is not None:
+            if not _refused_by_bits(layout, load, tally, numbers[at], layout.missing[names]):
+                return None
+        elif not layout.refused_by(layout, load, tally,
+                                   None if known is None else numbers[at]):
             return None
     for position, reason in reasons:
         _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
@@ -656,7 +724,8 @@ def _missing_list(layout: _Layout, load: Workload, tally: _Tally) -> Optional[Li
 
 
 def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
-                     numbers: Optional[Dict[str, int]] = None) -> bool:
+                     numbers: Optional[Dict[str, int]] = None,
+                     lacked: Optional[int] = None) -> bool:
     """:func:`_refused_by`, with each resource's failing nodes found by
     bisection in its sorted column and kept as bits: O(log L + L / 30) per
     resource instead of O(L) comparisons of Decimals (the sets are machine
@@ -664,10 +733,14 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
     quantities, each explained against the same nodes, do not each pay a
     pass over them all. The same counts, first nodes and most left.
     ``numbers``: per resource asked for, how many nodes have less than
-    needed, when the caller knows."""
+    needed, when the caller knows; ``lacked``: the nodes lacking a
+    resource asked for, when the caller counted them (see :class:`_Lacking`)."""
     requirements = load.requirements
     # the nodes that lack a resource asked for, or failed on an earlier one
-    failed = 0 if layout.names.issuperset(requirements) else _missing(layout, load, tally)
+    if lacked is not None:
+        failed = lacked
+    else:
+        failed = 0 if layout.names.issuperset(requirements) else _missing(layout, load, tally)
     everyone = layout.everyone
     if failed == everyone:
         return True
