@@ -684,10 +684,11 @@ def _refused_by(layout: _Layout, load: Workload, tally: _Tally,
     return False
 
 
-def _missing(layout: _Layout, load: Workload, tally: _Tally) -> int:
+def _missing(layout: _Layout, load: Workload, tally: Optional[_Tally]) -> int:
     """The nodes of ``layout`` (as bits) that lack a resource ``load`` asks
-    for, each counted in ``tally`` for the first it lacks. O(R) operations
-    on sets of bits."""
+    for, each counted in ``tally`` for the first it lacks (when given: a
+    workload's reach needs the nodes only). O(R) operations on sets of
+    bits."""
     requirements = load.requirements
     if layout.names.issuperset(requirements):
         return 0
@@ -698,8 +699,9 @@ def _missing(layout: _Layout, load: Workload, tally: _Tally) -> int:
             continue  # (every node has it)
         new = lacking.get(key, layout.everyone) & ~failed
         if new:
-            positions = layout.positions
-            _add(tally, MISSING, key, _popcount(new), positions[_lowest(new)], None, None, 0)
+            if tally is not None:
+                _add(tally, MISSING, key, _popcount(new), layout.positions[_lowest(new)], None,
+                     None, 0)
             failed |= new
     return failed
 
