@@ -1537,6 +1537,54 @@ def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
     check_index(fast)
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy):
+    """A shape asking for two kinds that few nodes have together gets an
+    entry without a sieve (see :func:`~pylighthouse.index.plans._entry`):
+    its searches try those nodes. Once nodes join and many have both, the
+    next search makes the sieve, as a plan made then would; once no node
+    has a resource it asks for, the entry finds nothing. Every decision is
+    the reference's."""
+    rubric = {"cpu": 1, "mem": 0.25}
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 4, "mem": 16, "disk": 10, **({"a": 2} if at % 2 == 0 else {}),
+        **({"b": 2} if at % 3 == 0 else {})}} for at in range(100)]
+    fast, reference = make_with_twin(strategy, nodes, rubric, 4)
+
+    def step(workloads):
+        assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+    def entry(*names):
+        (plan,) = [plan for (shape, _), plan in fast._index._plans.items() if shape == names]
+        (found,) = plan.entries
+        return found
+
+    first, second = ("cpu", "a", "b", "disk"), ("cpu", "b", "a", "disk")
+    step([{"name": f"w{at}", "requirements": {"cpu": 1, "a": 1, "b": 1, "disk": at % 3}}
+          for at in range(4)])
+    # (the same names in another order: its entry is the first's twin)
+    step([{"name": "z0", "requirements": {"cpu": 1, "b": 1, "a": 1, "disk": 1}}])
+    for names in (first, second):
+        assert entry(*names).pending is not None and entry(*names).pairs == []
+    # (40 nodes with both, none with disk: those having both are many)
+    added = [{"name": f"m{at:03d}", "resources": {"cpu": 8, "mem": 16, "a": 4, "b": 4}}
+             for at in range(40)]
+    run(("add", added), fast)
+    reference.add(added)
+    step([{"name": "x0", "requirements": {"cpu": 2, "b": 1, "a": 1, "disk": 1}}])
+    made = entry(*second)
+    assert made.pending is None and {"a", "b"} <= {pair[0] for pair in made.pairs}
+    assert entry(*first).pending is not None
+    # (every node with disk leaves: the first's entry can make no sieve,
+    # and finds nothing, as the reference)
+    gone = [node["name"] for node in nodes]
+    assert run(("remove", gone), fast) == reference.remove(gone)
+    step([{"name": "y0", "requirements": {"cpu": 1, "a": 1, "b": 1, "disk": 1}}])
+    assert entry(*first).pending is not None and reference.assignments().get("y0") is None
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
 def test_a_set_of_kinds_that_fit_nowhere_gets_a_set_column(strategy):
     """Where nodes keep their order, a search for two kinds or more (each

@@ -432,6 +432,8 @@ class NodeIndex:
                                     low, high)
             elif few is not None:
                 found = first_among(few, workload, groups, low, high)
+            elif entry.pending is not None and not entry.complete():
+                found = None  # (no node of the class has every name asked any more)
             else:
                 nodes = entry.nodes
                 refused = nodes.refused((shape, groups) if groups else shape, needed)

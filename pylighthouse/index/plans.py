@@ -8,7 +8,8 @@ of the class have, that resource: those nodes are tried directly (a
 workload pinned by a hostname tag costs a lookup, not a scan). A workload
 asking for two or more resources that only some nodes have, all of them
 on few nodes together (two kinds of device among hundreds), tries those
-nodes directly too, while they are few (:meth:`Entry.few_having_all`). Plans are
+nodes directly too, while they are few (:meth:`Entry.few_having_all`); its
+entry's sieve is made only once they are not (:meth:`Entry.complete`). Plans are
 kept per shape until the classes change. A class's joint columns are made
 and dropped here too, only where they pay (:func:`review_joint`), and its
 masked columns made, where nodes move at every placement
@@ -76,7 +77,8 @@ class Entry:
     ``None``."""
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
-                 "kinds_last", "settable", "last", "last_sieve", "together", "crowded")
+                 "kinds_last", "settable", "last", "last_sieve", "together", "crowded",
+                 "pending")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -105,6 +107,9 @@ class Entry:
         # and that sieve: see :meth:`.nodes.NodeIndex._earliest`)
         self.last: Any = None
         self.last_sieve: List[Tuple[Any, float]] = []
+        # (what :meth:`complete` needs to make the pairs of an entry made
+        # without them, see :func:`_entry`; ``None`` once they are made)
+        self.pending: Optional[Tuple[Tuple[str, ...], FrozenSet[str], bool]] = None
         if kinds_last is not None:  # (a twin's: see :meth:`twin`)
             self.kinds_last = kinds_last
         elif holding is not None and len(holding) > 1:
@@ -120,7 +125,24 @@ class Entry:
                      self.kinds_last)
         twin.settable = self.settable
         twin.together = self.together
+        twin.pending = self.pending
         return twin
+
+    def complete(self) -> bool:
+        """Make the pairs of an entry made without them (its nodes having
+        every resource of :attr:`together` were expected to be few, see
+        :func:`_entry`), now that a search needs its sieve: as a plan made
+        now would. ``False`` when no node of the class has every name
+        asked for any more (the entry is then left as it was). O(R)."""
+        assert self.pending is not None
+        names, immunities, masking = self.pending
+        full = _entry(self.nodes, dict.fromkeys(names), immunities, masking, False)
+        if full is None:
+            return False
+        self.pending = None
+        self.pairs, self.kinds_last, self.settable = full.pairs, full.kinds_last, full.settable
+        self.holding, self.together = full.holding, full.together
+        return True
 
     def few_having_all(self) -> Optional[AbstractSet[Any]]:
         """The nodes of the class having every resource of
@@ -338,21 +360,49 @@ def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
 
 
 def _entry(nodes: NodeClass, needed: Mapping[str, Any],
-           immunities: FrozenSet[str], masking: bool) -> Optional[Entry]:
+           immunities: FrozenSet[str], masking: bool, defer: bool = True) -> Optional[Entry]:
+    """The class's entry for a shape (see :func:`make_plan`), or ``None``
+    when no node of the class has every name it asks for. With ``defer``, a
+    shape asking for two or more resources that only some nodes have, the
+    fewest of them on at most :data:`TOGETHER` nodes, gets an entry without
+    pairs: a search tries the nodes having them all
+    (:meth:`Entry.few_having_all`), and makes the pairs only when those
+    are too many (:meth:`Entry.complete`). Hundreds of kinds of device
+    make tens of thousands of such shapes, most searched once, and their
+    sieves (a masked column each, where nodes move) were made for
+    nothing. O(R log R)."""
     names = tuple(needed)
     bearers = nodes.bearers
-    if any(not bearers.get(name) for name in names):
-        return None  # no node of the class has every required name
+    counts: Dict[str, int] = {}  # (per name, how many nodes have it)
+    for name in names:
+        having = bearers.get(name)
+        if not having:
+            return None  # no node of the class has every required name
+        counts[name] = len(having)
     # Resources below zero must be offset (or the workload immune to them)
     # even when it does not ask for them.
     wards = tuple(key for key in sorted(nodes.keys)
-                  if key not in immunities and key not in names)
+                  if key not in immunities and key not in names) if nodes.keys else ()
     for key in wards:
         nodes.add_column(key)
+    size = nodes.size
     if names:
-        rarest = min(names, key=lambda name: len(bearers[name]))
-        if len(bearers[rarest]) <= FEW and len(bearers[rarest]) < nodes.size:
+        rarest = min(counts, key=counts.__getitem__)
+        if counts[rarest] <= FEW and counts[rarest] < size:
             return Entry(nodes, [], rarest, wards)
+    # (the resources asked for that only some nodes of the class have: a
+    # search looks inside a block at the nodes having them all)
+    holding = frozenset([name for name, number in counts.items() if number < size])
+    together = None
+    if len(holding) > 1:
+        together = tuple(sorted(holding, key=counts.__getitem__))
+        if counts[together[0]] > TOGETHER:
+            together = None
+        elif defer:
+            entry = Entry(nodes, [], None, wards, holding)
+            entry.together = together
+            entry.pending = (names, immunities, masking)
+            return entry
     pairs: List[Tuple[Any, Any]] = []
     for name in names:
         if name not in immunities:
@@ -377,14 +427,8 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     for key, fixed in pairs:
         if fixed is not JOINT:
             nodes.add_column(key)
-    # (the resources asked for that only some nodes of the class have: a
-    # search looks inside a block at the nodes having them all)
-    holding = frozenset(name for name in names if len(bearers[name]) < nodes.size)
     entry = Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
-    if len(holding) > 1:
-        together = tuple(sorted(holding, key=lambda name: len(bearers[name])))
-        if len(bearers[together[0]]) <= TOGETHER:
-            entry.together = together
+    entry.together = together
     if not masking and len(partial) > 1 and all(fixed is None for _, fixed in partial):
         entry.settable = immunities
     return entry
