@@ -444,8 +444,11 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
 
     Cost: O(K log K) for K candidates, plus one ``check_fit`` each at most.
     """
-    for slot in sorted(_in_range(candidates, low, high), key=_KEY):
-        if acceptable(slot, workload, groups):
+    for slot in sorted(candidates if low is None and high is None
+                       else _in_range(candidates, low, high), key=_KEY):
+        if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
+            continue
+        if check_fit(slot.remaining, workload) is None:
             return slot
     return None
 
