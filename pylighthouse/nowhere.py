@@ -311,23 +311,33 @@ def _ordered(chains: Sequence[Sequence[str]]) -> Optional[List[str]]:
     return found if len(found) == len(keys) else None
 
 
-def _merged(first: Sequence[str], second: Sequence[str]) -> List[str]:
+def _merged(first: Sequence[str], second: Sequence[str],
+            places: Mapping[str, int]) -> Optional[List[str]]:
     """One order of the keys of both, keeping each one's order (their
-    shared keys come in the same order in both: see :func:`_agrees`)."""
-    ones, others = set(first), set(second)
+    shared keys come in the same order in both: see :func:`_agrees`;
+    ``places``: where each key of ``first`` sits in it): each key of
+    ``second`` that ``first`` lacks comes just before the next shared key
+    after it in ``second`` (after the keys of ``first`` before that one),
+    or last. ``None`` when ``first`` has every key of ``second``.
+    O(len(first)) in C, and O(len(second))."""
     merged: List[str] = []
-    at = other = 0
-    while at < len(first) or other < len(second):
-        if at < len(first) and first[at] not in others:
-            merged.append(first[at])
-            at += 1
-        elif other < len(second) and second[other] not in ones:
-            merged.append(second[other])
-            other += 1
-        else:  # (the same shared key, next in both)
-            merged.append(first[at])
-            at += 1
-            other += 1
+    start = 0
+    waiting: List[str] = []
+    new = False
+    for key in second:
+        at = places.get(key)
+        if at is None:
+            waiting.append(key)
+            new = True
+        elif waiting:
+            merged.extend(first[start:at])
+            merged.extend(waiting)
+            start = at
+            waiting = []
+    if not new:
+        return None
+    merged.extend(first[start:])
+    merged.extend(waiting)
     return merged
 
 
@@ -450,15 +460,19 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
                     len(places) + len(keys) > NAMES and not places.keys() >= set(keys):
                 continue
             if _agrees(places, keys):
-                names[:] = _merged(names, keys)
+                grown = _merged(names, keys, places)
+                if grown is not None:
+                    names[:] = grown
+                    places.clear()
+                    places.update(zip(names, count()))
             else:
                 agreed = _ordered([chain for chain, _, _ in members] + [keys]) \
                     if len(members) <= JOINS else None
                 if agreed is None:
                     continue
                 names[:] = agreed
-            places.clear()
-            places.update((key, place) for place, key in enumerate(names))
+                places.clear()
+                places.update(zip(names, count()))
             members.append(member)
             size[0] += len(positions)
             break

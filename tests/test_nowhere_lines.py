@@ -330,3 +330,43 @@ def test_kinds_of_device_in_layouts_of_their_own(strategy, seed):
     assert lines == expected_lines(distributor, probes)
     assert any(line is not None and "missing resource dev" in line for line in lines)
     assert skipped and max(skipped) > 0
+
+
+def merged_by_walking(first, second):
+    """The merge of two orders of names that agree on their shared names, as
+    a walk along both: the names of ``first`` up to the next shared one,
+    then those of ``second``, then the shared one."""
+    ones, others = set(first), set(second)
+    merged = []
+    at = other = 0
+    while at < len(first) or other < len(second):
+        if at < len(first) and first[at] not in others:
+            merged.append(first[at])
+            at += 1
+        elif other < len(second) and second[other] not in ones:
+            merged.append(second[other])
+            other += 1
+        else:
+            merged.append(first[at])
+            at += 1
+            other += 1
+    return merged
+
+
+@settings(max_examples=300, deadline=None)
+@given(names=st.lists(st.sampled_from("abcdefghijkl"), unique=True, max_size=12),
+       data=st.data())
+def test_merged_orders_are_those_of_walking_both(names, data):
+    """Two orders of names agreeing on the names they share merge into the
+    same order the walk along both gives (``None``: nothing new)."""
+    first = data.draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    second = data.draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    # (the shared names of ``second`` put in the order ``first`` has them)
+    shared = iter([name for name in first if name in second])
+    second = [next(shared) if name in first else name for name in second]
+    found = nowhere._merged(first, second, {name: at for at, name in enumerate(first)})
+    expected = merged_by_walking(first, second)
+    if set(second) <= set(first):
+        assert found is None and expected == first
+    else:
+        assert found == expected
