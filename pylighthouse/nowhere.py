@@ -177,7 +177,7 @@ class _Layout:
         names = tuple(requirements)
         failed = self.missing.get(names)
         if failed is None:
-            failed = self.missing[names] = _missing(self, load, {})
+            failed = self.missing[names] = _missing(self, load, None)
         everyone = self.everyone
         found: Dict[str, int] = {}
         if failed == everyone:
