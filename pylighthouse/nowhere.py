@@ -109,6 +109,10 @@ Order = Sequence[Tuple[str, Mapping[str, Decimal], bool]]
 #: Per (kind, resource): [how many, first position, needed, most left,
 #: position of the first node with the most left].
 _Tally = Dict[Tuple[str, str], List[Any]]
+#: A step of counting a workload in a layout (see :meth:`_Layout.walk`): a
+#: resource, what the workload needs of it, the least any node has, its
+#: sorted column, how many nodes have less than needed and their set.
+_Step = Tuple[str, Decimal, Decimal, "_Sorted", int, int]
 
 
 class _Layout:
@@ -122,7 +126,7 @@ class _Layout:
 
     __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
                  "everyone", "lacking", "rows", "missing", "place", "remainings", "visits",
-                 "negative")
+                 "negative", "steps", "stepped")
 
     def __init__(self, keys: Sequence[str],
                  members: Sequence[Tuple[Sequence[str], List[int],
@@ -144,8 +148,7 @@ class _Layout:
         # (per names asked and immunities: the keys that can refuse, in order)
         self.visits: Dict[Any, Tuple[str, ...]] = {}
         # (how its refusals are counted, by its size: see :data:`BITS`)
-        self.refused_by: Callable[[_Layout, Workload, _Tally, Optional[Dict[str, int]]],
-                                  bool] = \
+        self.refused_by: Callable[[_Layout, Workload, _Tally], bool] = \
             _refused_by_bits if BITS <= len(placed) <= BITS_MOST else _refused_by
         everyone = self.everyone = (1 << len(placed)) - 1
         having: Dict[str, int] = {}
@@ -165,34 +168,54 @@ class _Layout:
         self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
         # (per names asked, in order: the nodes lacking one, see :meth:`reach`)
         self.missing: Dict[Tuple[str, ...], int] = {}
+        # (the steps of the last workload's reach, and that workload)
+        self.steps: List[_Step] = []
+        self.stepped: Optional[Workload] = None
 
-    def reach(self, load: Workload) -> Optional[Dict[str, int]]:
+    def reach(self, load: Workload) -> Optional[Tuple[Tuple[str, int], ...]]:
         """Per resource of ``keys`` in order, how many nodes have less of it
         than ``load`` needs, up to the first where every node has failed
         (lacking a resource asked for, or short of one so far): the
-        counting of :func:`_refused_by_bits` depends on nothing else;
-        ``None`` when some node fails on none (it takes ``load``). O(R)
-        bisections and operations on sets of bits."""
-        requirements = load.requirements
-        names = tuple(requirements)
+        counting of :func:`_refused_by_bits` depends on nothing else,
+        and reads the steps kept here; ``None`` when some node fails on
+        none (it takes ``load``). O(R) bisections and operations on sets
+        of bits."""
+        names = tuple(load.requirements)
         failed = self.missing.get(names)
         if failed is None:
             failed = self.missing[names] = _missing(self, load, None)
+        steps: List[_Step] = []
+        if failed != self.everyone:
+            steps, failed = self.walk(load, failed)
+        self.steps, self.stepped = steps, load
+        if failed != self.everyone:
+            return None
+        return tuple([(step[0], step[4]) for step in steps])
+
+    def walk(self, load: Workload, failed: int) -> Tuple[List["_Step"], int]:
+        """The steps of counting ``load`` in the layout (see :data:`_Step`):
+        one per resource that can refuse it, in order, where some node has
+        less than it needs, up to the first where every node has failed
+        (``failed``: those failed before any, lacking a resource asked
+        for); and the nodes failed after the last. O(R) bisections and
+        operations on sets of bits."""
+        requirements = load.requirements
         everyone = self.everyone
-        found: Dict[str, int] = {}
-        if failed == everyone:
-            return found
         kept = self.sorted
+        steps = []
         for key in self.visit(load):
             needed = requirements.get(key, ZERO)
-            if not self.lowest_of(key) < needed:
-                continue
+            lowest = self.lowest_of(key)
+            if not lowest < needed:
+                continue  # (no node fails here)
             index = kept.get(key) or self.sorted_column(key)
-            number = found[key] = bisect_left(index.values, needed)
-            failed |= index.first(number)
+            number = bisect_left(index.values, needed)
+            below = index.first(number)
+            steps.append((key, needed, lowest, index, number, below))
+            failed |= below
             if failed == everyone:
                 break
-        return found if failed == everyone else None
+        return steps, failed
 
     def visit(self, load: Workload) -> Tuple[str, ...]:
         """The names that can refuse ``load``, in the layout's order: those
@@ -602,7 +625,6 @@ def _line(load: Workload, layouts: List[_Layout],
         # until every node has failed: such workloads share their line but
         # for the quantities they need.
         places: List[Any] = [tuple(requirements), load.immunities]
-        numbers = []
         for layout in layouts:
             found = layout.reach(load)
             if found is None:
@@ -610,8 +632,7 @@ def _line(load: Workload, layouts: List[_Layout],
             # (with the resources: a resource where no node is short is not
             # in ``found``, so two workloads may fall at the same places on
             # other resources)
-            places.append(tuple(found.items()))
-            numbers.append(found)
+            places.append(found)
     # (each node checked alone: its reason, read once)
     reasons = []
     for position, remaining in singles:
@@ -633,12 +654,11 @@ def _line(load: Workload, layouts: List[_Layout],
     for key, number, first in wanting:
         _add(tally, MISSING, key, number, first, None, None, 0)
     names = tuple(requirements) if lacking is not None else None
-    for at, layout in enumerate(layouts):
+    for layout in layouts:
         if names is not None:
-            if not _refused_by_bits(layout, load, tally, numbers[at], layout.missing[names]):
+            if not _refused_by_bits(layout, load, tally, layout.missing[names]):
                 return None
-        elif not layout.refused_by(layout, load, tally,
-                                   None if known is None else numbers[at]):
+        elif not layout.refused_by(layout, load, tally):
             return None
     for position, reason in reasons:
         _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
@@ -661,8 +681,7 @@ def _written(parts: List[Any], requirements: Mapping[str, Decimal], total: int,
         for part in parts])
 
 
-def _refused_by(layout: _Layout, load: Workload, tally: _Tally,
-                numbers: Optional[Dict[str, int]] = None) -> bool:
+def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:
     """Count, in ``tally``, why each node of ``layout`` refuses ``load``;
     ``False`` (and a partial count) as soon as one of them takes it."""
     # per node: lacks a resource asked for, or failed on an earlier one
@@ -740,17 +759,16 @@ def _missing_list(layout: _Layout, load: Workload, tally: _Tally) -> Optional[Li
 
 
 def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
-                     numbers: Optional[Dict[str, int]] = None,
                      lacked: Optional[int] = None) -> bool:
     """:func:`_refused_by`, with each resource's failing nodes found by
     bisection in its sorted column and kept as bits: O(log L + L / 30) per
     resource instead of O(L) comparisons of Decimals (the sets are machine
     words; most of it runs in C), so that many workloads of their own
     quantities, each explained against the same nodes, do not each pay a
-    pass over them all. The same counts, first nodes and most left.
-    ``numbers``: per resource asked for, how many nodes have less than
-    needed, when the caller knows; ``lacked``: the nodes lacking a
-    resource asked for, when the caller counted them (see :class:`_Lacking`)."""
+    pass over them all. The same counts, first nodes and most left. The
+    steps of the workload's :meth:`_Layout.reach`, when it was just asked,
+    are read, not taken again. ``lacked``: the nodes lacking a resource
+    asked for, when the caller counted them (see :class:`_Lacking`)."""
     requirements = load.requirements
     # the nodes that lack a resource asked for, or failed on an earlier one
     if lacked is not None:
@@ -761,18 +779,8 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
     if failed == everyone:
         return True
     positions = layout.positions
-    kept = layout.sorted
-    for key in layout.visit(load):
-        needed = requirements.get(key, ZERO)
-        lowest = layout.lowest_of(key)
-        if not lowest < needed:
-            continue  # no node fails here
-        index = kept.get(key) or layout.sorted_column(key)
-        if numbers is None or key not in numbers:
-            number, below = index.below(needed)
-        else:
-            number = numbers[key]
-            below = index.first(number)
+    steps = layout.steps if layout.stepped is load else layout.walk(load, failed)[0]
+    for key, needed, lowest, index, number, below in steps:
         new = below & ~failed
         if not new:
             continue
