@@ -25,6 +25,7 @@ from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
+from pylighthouse.index.columns import LOWEST
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from reference_bestfit import BestFitReference
@@ -135,10 +136,17 @@ def check_index(distributor):
                 exact = [column_value(s, column) for s in block.slots]
                 if column in nodes.set_masked.values():
                     # (a set column comes down lazily: never below a node's
-                    # own value, minus infinity exactly where it is; a block
-                    # it calls sharp holds the nodes' own values)
+                    # own value, minus infinity exactly where it is, but for
+                    # a quantity at minus infinity, which the block's columns
+                    # it is made from read as LOWEST: that only passes more;
+                    # a block it calls sharp holds the nodes' own values)
                     assert all(value >= own for value, own in zip(values, exact)), column
-                    assert [value == NEG for value in values] == [own == NEG for own in exact]
+                    for value, own, s in zip(values, exact, block.slots):
+                        if own == NEG and value != NEG:
+                            assert value == LOWEST and all(
+                                name in s.node.resources for name, _ in column[1]), column
+                        else:
+                            assert (value == NEG) == (own == NEG), column
                 else:
                     assert values == exact, column
                 assert nodes.bounds[column][at] == max(values), column
@@ -1543,8 +1551,8 @@ def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy)
     entry without a sieve (see :func:`~pylighthouse.index.plans._entry`):
     its searches try those nodes. Once nodes join and many have both, the
     next search makes the sieve, as a plan made then would; once no node
-    has a resource it asks for, the entry finds nothing. Every decision is
-    the reference's."""
+    has a resource it asks for, its plan is made again, without the class.
+    Every decision is the reference's."""
     rubric = {"cpu": 1, "mem": 0.25}
     nodes = [{"name": f"n{at:03d}", "resources": {
         "cpu": 4, "mem": 16, "disk": 10, **({"a": 2} if at % 2 == 0 else {}),
@@ -1577,12 +1585,46 @@ def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy)
     made = entry(*second)
     assert made.pending is None and {"a", "b"} <= {pair[0] for pair in made.pairs}
     assert entry(*first).pending is not None
-    # (every node with disk leaves: the first's entry can make no sieve,
-    # and finds nothing, as the reference)
+    # (every node with disk leaves: the first's plan is made again, with
+    # no entry, and finds nothing, as the reference)
     gone = [node["name"] for node in nodes]
     assert run(("remove", gone), fast) == reference.remove(gone)
     step([{"name": "y0", "requirements": {"cpu": 1, "a": 1, "b": 1, "disk": 1}}])
-    assert entry(*first).pending is not None and reference.assignments().get("y0") is None
+    (plan,) = [plan for (shape, _), plan in fast._index._plans.items() if shape == first]
+    assert not plan.entries and "y0" not in reference.assignments()
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+@pytest.mark.parametrize("together", [0, 256])
+def test_a_class_losing_the_last_node_having_a_resource_plans_again(strategy, together):
+    """Once the last node of a class having a resource leaves, the plans of
+    the shapes asking for it are made again (that class drops out of them),
+    as when a node brings a resource new to its class. A plan kept from
+    before sent a search there: one for two kinds that found no node then
+    made a set column and looked up the bearers of a kind no node had, and
+    ``remove_nodes``, placing again the workloads of the nodes leaving,
+    raised ``KeyError``. ``TOGETHER`` 0: the two kinds are searched by
+    the blocks, not first among the few nodes having both."""
+    rubric = {"cpu": 1, "mem": 0.25}
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 4, "mem": 16, **({"a": 2} if at % 2 == 0 else {}),
+        **({"b": 2} if at % 3 == 0 else {})}} for at in range(120)]
+    with mock.patch.object(plans, "TOGETHER", together):
+        fast, reference = make_with_twin(strategy, nodes, rubric, 4)
+
+        def step(workloads):
+            assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
+            assert_same_state(fast, reference)
+            check_index(fast)
+
+        step([{"name": "w1", "requirements": {"cpu": 1, "a": 1, "b": 1}},
+              {"name": "w2", "requirements": {"cpu": 1, "a": 1}}])
+        gone = [node["name"] for node in nodes if "b" in node["resources"]]
+        assert run(("remove", gone), fast) == reference.remove(gone)
+        assert_same_state(fast, reference)
+        step([{"name": "w3", "requirements": {"cpu": 2, "a": 1, "b": 1}},
+              {"name": "w4", "requirements": {"cpu": 2, "b": 1, "a": 1}}])
+        assert "w3" not in reference.assignments()
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])

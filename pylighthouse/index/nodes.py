@@ -243,6 +243,7 @@ class NodeIndex:
             bearers.discard(slot)
             if not bearers:
                 del nodes.bearers[key]
+                self._layout += 1  # (the plans asking for it pass this class from now on)
         if not nodes.size:
             del self._classes[nodes.keys]
             self._layout += 1
@@ -432,9 +433,9 @@ class NodeIndex:
                                     low, high)
             elif few is not None:
                 found = first_among(few, workload, groups, low, high)
-            elif entry.pending is not None and not entry.complete():
-                found = None  # (no node of the class has every name asked any more)
             else:
+                if entry.pending is not None:
+                    entry.complete()  # (the nodes having every kind asked are many)
                 nodes = entry.nodes
                 refused = nodes.refused((shape, groups) if groups else shape, needed)
                 if refused.made_by != entry.serial:

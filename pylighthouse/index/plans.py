@@ -128,21 +128,20 @@ class Entry:
         twin.pending = self.pending
         return twin
 
-    def complete(self) -> bool:
+    def complete(self) -> None:
         """Make the pairs of an entry made without them (its nodes having
         every resource of :attr:`together` were expected to be few, see
         :func:`_entry`), now that a search needs its sieve: as a plan made
-        now would. ``False`` when no node of the class has every name
-        asked for any more (the entry is then left as it was). O(R)."""
+        now would. (Some node of the class still has every name asked:
+        the index makes its plans again when the last node having one
+        leaves.) O(R)."""
         assert self.pending is not None
         names, immunities, masking = self.pending
         full = _entry(self.nodes, dict.fromkeys(names), immunities, masking, False)
-        if full is None:
-            return False
+        assert full is not None
         self.pending = None
         self.pairs, self.kinds_last, self.settable = full.pairs, full.kinds_last, full.settable
         self.holding, self.together = full.holding, full.together
-        return True
 
     def few_having_all(self) -> Optional[AbstractSet[Any]]:
         """The nodes of the class having every resource of
