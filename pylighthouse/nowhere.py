@@ -126,7 +126,7 @@ class _Layout:
 
     __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
                  "everyone", "lacking", "rows", "missing", "place", "remainings", "visits",
-                 "negative", "steps", "stepped")
+                 "negative")
 
     def __init__(self, keys: Sequence[str],
                  members: Sequence[Tuple[Sequence[str], List[int],
@@ -168,29 +168,23 @@ class _Layout:
         self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
         # (per names asked, in order: the nodes lacking one, see :meth:`reach`)
         self.missing: Dict[Tuple[str, ...], int] = {}
-        # (the steps of the last workload's reach, and that workload)
-        self.steps: List[_Step] = []
-        self.stepped: Optional[Workload] = None
 
-    def reach(self, load: Workload) -> Optional[Tuple[Tuple[str, int], ...]]:
-        """Per resource of ``keys`` in order, how many nodes have less of it
-        than ``load`` needs, up to the first where every node has failed
-        (lacking a resource asked for, or short of one so far): the
-        counting of :func:`_refused_by_bits` depends on nothing else,
-        and reads the steps kept here; ``None`` when some node fails on
-        none (it takes ``load``). O(R) bisections and operations on sets
-        of bits."""
+    def reach(self, load: Workload) -> Optional[List["_Step"]]:
+        """The steps of counting ``load`` here (see :meth:`walk`), up to
+        the first resource where every node has failed (lacking a resource
+        asked for, or short of one so far): per resource, how many nodes
+        have less of it than ``load`` needs, on which the counting of
+        :func:`_refused_by_bits` depends and nothing else; ``None`` when
+        some node fails on none (it takes ``load``). O(R) bisections and
+        operations on sets of bits."""
         names = tuple(load.requirements)
         failed = self.missing.get(names)
         if failed is None:
             failed = self.missing[names] = _missing(self, load, None)
-        steps: List[_Step] = []
-        if failed != self.everyone:
-            steps, failed = self.walk(load, failed)
-        self.steps, self.stepped = steps, load
-        if failed != self.everyone:
-            return None
-        return tuple([(step[0], step[4]) for step in steps])
+        if failed == self.everyone:
+            return []
+        steps, failed = self.walk(load, failed)
+        return steps if failed == self.everyone else None
 
     def walk(self, load: Workload, failed: int) -> Tuple[List["_Step"], int]:
         """The steps of counting ``load`` in the layout (see :data:`_Step`):
@@ -625,14 +619,16 @@ def _line(load: Workload, layouts: List[_Layout],
         # until every node has failed: such workloads share their line but
         # for the quantities they need.
         places: List[Any] = [tuple(requirements), load.immunities]
+        walks = []
         for layout in layouts:
-            found = layout.reach(load)
-            if found is None:
+            steps = layout.reach(load)
+            if steps is None:
                 return None  # (some node of the layout takes it)
-            # (with the resources: a resource where no node is short is not
-            # in ``found``, so two workloads may fall at the same places on
-            # other resources)
-            places.append(found)
+            # (with the resources: a resource where no node is short has no
+            # step, so two workloads may fall at the same places on other
+            # resources)
+            places.append(tuple([(step[0], step[4]) for step in steps]))
+            walks.append(steps)
     # (each node checked alone: its reason, read once)
     reasons = []
     for position, remaining in singles:
@@ -653,13 +649,17 @@ def _line(load: Workload, layouts: List[_Layout],
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
     for key, number, first in wanting:
         _add(tally, MISSING, key, number, first, None, None, 0)
-    names = tuple(requirements) if lacking is not None else None
-    for layout in layouts:
-        if names is not None:
-            if not _refused_by_bits(layout, load, tally, layout.missing[names]):
+    if known is not None:
+        # (every layout counted as sets of bits, from the steps of its reach)
+        names = tuple(requirements)
+        for layout, steps in zip(layouts, walks):
+            if not _refused_by_bits(layout, load, tally, steps,
+                                    None if lacking is None else layout.missing[names]):
                 return None
-        elif not layout.refused_by(layout, load, tally):
-            return None
+    else:
+        for layout in layouts:
+            if not layout.refused_by(layout, load, tally):
+                return None
     for position, reason in reasons:
         _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
              reason.left if reason.kind == INSUFFICIENT else None, position)
@@ -759,16 +759,16 @@ def _missing_list(layout: _Layout, load: Workload, tally: _Tally) -> Optional[Li
 
 
 def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
-                     lacked: Optional[int] = None) -> bool:
+                     steps: Optional[List[_Step]] = None, lacked: Optional[int] = None) -> bool:
     """:func:`_refused_by`, with each resource's failing nodes found by
     bisection in its sorted column and kept as bits: O(log L + L / 30) per
     resource instead of O(L) comparisons of Decimals (the sets are machine
     words; most of it runs in C), so that many workloads of their own
     quantities, each explained against the same nodes, do not each pay a
-    pass over them all. The same counts, first nodes and most left. The
-    steps of the workload's :meth:`_Layout.reach`, when it was just asked,
-    are read, not taken again. ``lacked``: the nodes lacking a resource
-    asked for, when the caller counted them (see :class:`_Lacking`)."""
+    pass over them all. The same counts, first nodes and most left.
+    ``steps``: those of the workload's :meth:`_Layout.reach`, when the
+    caller took it; ``lacked``: the nodes lacking a resource asked for,
+    when the caller counted them (see :class:`_Lacking`)."""
     requirements = load.requirements
     # the nodes that lack a resource asked for, or failed on an earlier one
     if lacked is not None:
@@ -779,7 +779,8 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
     if failed == everyone:
         return True
     positions = layout.positions
-    steps = layout.steps if layout.stepped is load else layout.walk(load, failed)[0]
+    if steps is None:
+        steps = layout.walk(load, failed)[0]
     for key, needed, lowest, index, number, below in steps:
         new = below & ~failed
         if not new:

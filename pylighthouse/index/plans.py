@@ -141,6 +141,7 @@ class Entry:
         assert full is not None
         self.pending = None
         self.pairs, self.kinds_last, self.settable = full.pairs, full.kinds_last, full.settable
+        self.tag, self.wards = full.tag, full.wards
         self.holding, self.together = full.holding, full.together
 
     def few_having_all(self) -> Optional[AbstractSet[Any]]:

@@ -446,9 +446,7 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
     """
     for slot in sorted(candidates if low is None and high is None
                        else _in_range(candidates, low, high), key=_KEY):
-        if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
-            continue
-        if check_fit(slot.remaining, workload) is None:
+        if acceptable(slot, workload, groups):
             return slot
     return None
 
