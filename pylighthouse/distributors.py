@@ -21,7 +21,7 @@ import attr
 from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, shown)
-from .explain import Explanation, shapes_of
+from .explain import Explanation, shape_of
 from .fit import CORDONED, MISSING, Reason, check_fit
 from .index import NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_fields, check_name
@@ -578,7 +578,7 @@ class Distributor:
         refusals: Dict[Any, Tuple[Dict[str, Reason], List[str], Explanation]] = {}
         with decimal.localcontext(EXACT):
             order = [(slot.name, slot.remaining, slot.cordoned) for slot in self._order()]
-            shapes = shapes_of(loads)
+            shapes = [shape_of(load) for load in loads]
             # Nodes left in the same state (as full nodes of one machine type
             # often are) get the same reason: one fit check a state, when
             # there is more than one shape to explain.

@@ -12,7 +12,7 @@ import attr
 from .fit import INSUFFICIENT, Reason
 from .quantities import to_number
 
-__all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shapes_of", "shortfall"]
+__all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shortfall"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -90,25 +90,6 @@ def shape_of(workload: Any) -> Tuple[Any, ...]:
     written), in order, and their immunities. O(R)."""
     requirements = workload.requirements
     return tuple(requirements), tuple(map(str, requirements.values())), workload.immunities
-
-
-def shapes_of(workloads: Iterable[Any]) -> List[Tuple[Any, ...]]:
-    """:func:`shape_of` of each workload, worked out once per requirements
-    mapping and immunities: workloads read from equal dicts share one
-    mapping (see :func:`~pylighthouse.quantities.to_quantities`), so a batch
-    of a few flavours writes a few shapes, not one per workload. (A mapping
-    is known by its id, and kept alive here so that no other takes it.)
-    O(R) per distinct mapping, O(1) per workload."""
-    known: Dict[Tuple[int, Any], Tuple[Tuple[Any, ...], Any]] = {}
-    shapes = []
-    for workload in workloads:
-        requirements = workload.requirements
-        key = (id(requirements), workload.immunities)
-        found = known.get(key)
-        if found is None:
-            found = known[key] = (shape_of(workload), requirements)
-        shapes.append(found[0])
-    return shapes
 
 
 def summary_parts(groups: Iterable[Tuple[Reason, int, Optional[Decimal]]]) -> List[str]:

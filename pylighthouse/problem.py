@@ -24,7 +24,7 @@ from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
-from .explain import shapes_of
+from .explain import shape_of
 from .model import Node, Workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
@@ -344,7 +344,7 @@ def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
     a workload placed after it gave room back by asking less than zero: its
     line then counts the nodes where it fits now)."""
     first: Dict[Any, Workload] = {}
-    shapes = shapes_of(loads)
+    shapes = [shape_of(load) for load in loads]
     for shape, load in zip(shapes, loads):
         first.setdefault(shape, load)
     # (counted a column of nodes at a time: no reason per node is kept)

@@ -218,27 +218,3 @@ def test_a_workload_left_out_before_room_was_given_back_is_told_where_it_fits_no
     after.attempt_assign_loads([problem.workloads[1]])
     assert dict(outcome.unplaced) == {"big": str(after.explain(problem.workloads[0]))}
     assert outcome.unplaced["big"] == "1/1 nodes fit"
-
-
-def test_shapes_are_worked_out_once_per_requirements_mapping_and_stay_exact():
-    from pylighthouse.explain import shape_of, shapes_of
-    from pylighthouse.quantities import SHARED_LIMIT
-    loads = lighthouse.Workload.from_list(
-        [{"name": f"w{index}", "requirements": {"cpu": 2, "mem": 1}} for index in range(5)]
-        + [{"name": "two", "requirements": {"cpu": Decimal("2.0"), "mem": 1}},
-           {"name": "immune", "requirements": {"cpu": 2, "mem": 1}, "immunities": ["x"]}])
-    # (equal dicts share one mapping: the shape is worked out once for them)
-    assert len({id(load.requirements) for load in loads[:5]}) == 1
-    shapes = shapes_of(loads)
-    assert shapes == [shape_of(load) for load in loads]
-    assert len(set(shapes)) == 3  # (2.0 is written otherwise; immunities differ)
-
-    # Workloads made on the fly and dropped (more than the table of shared
-    # mappings keeps): a mapping's id is never taken by another while the
-    # shapes are worked out.
-    def fresh():
-        for index in range(3 * SHARED_LIMIT):
-            yield lighthouse.Workload(f"f{index}", {"cpu": Decimal(index) / 7})
-
-    made = list(fresh())
-    assert shapes_of(fresh()) == [shape_of(load) for load in made]
