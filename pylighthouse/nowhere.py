@@ -799,10 +799,14 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
             if new == below:  # (no node of the run failed before: its last)
                 at = index.order[bisect_left(values, values[number - 1])]
             else:
-                most = values[index.highest(new, number)]
-                # (of those with as much, the first in the layout's order)
-                at = _lowest(new & index.first(bisect_right(values, most))
-                             & ~index.first(bisect_left(values, most)))
+                place = index.highest(new, number)
+                most = values[place]
+                if values[place - 1] != most if place else True:
+                    at = index.order[place]  # (the first with as much)
+                else:
+                    # (of those with as much, the first in the layout's order)
+                    at = _lowest(new & index.first(bisect_right(values, most))
+                                 & ~index.first(bisect_left(values, most)))
             _add(tally, INSUFFICIENT, key, _popcount(new), positions[_lowest(new)], needed,
                  layout.column(key)[at], positions[at])
         failed |= below
