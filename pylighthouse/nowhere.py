@@ -801,7 +801,7 @@ def _refused_by_bits(layout: _Layout, load: Workload, tally: _Tally,
             else:
                 place = index.highest(new, number)
                 most = values[place]
-                if values[place - 1] != most if place else True:
+                if not place or values[place - 1] != most:
                     at = index.order[place]  # (the first with as much)
                 else:
                     # (of those with as much, the first in the layout's order)

@@ -414,7 +414,8 @@ def _plain_problem(data: Any) -> Optional[Problem]:
             plain_nodes.append(item)
         for item in loads:
             if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
-                    or not _plain_map(item.get("requirements", _NONE), _REQUIREMENT_VALUES):
+                    or not _plain_map(item.get("requirements", _NO_REQUIREMENTS),
+                                      _REQUIREMENT_VALUES):
                 return None
             # (most workloads name no immunities or groups: only those
             # given are looked at)
@@ -437,7 +438,7 @@ _PROBLEM_KEYS = frozenset(_PROBLEM_FIELDS)
 _PLAIN_NODE_KEYS = frozenset(("name", "id", "resources"))
 _PLAIN_WORKLOAD_KEYS = frozenset(_WORKLOAD_FIELDS)
 _NAMES_FIELDS = ("immunities", "tolerations", "aversion_groups")
-_NONE: Dict[str, Any] = {}
+_NO_REQUIREMENTS: Dict[str, Any] = {}
 #: The kinds of quantity the quick path takes: JSON's numbers, Python's
 #: floats, and for nodes the infinity strings; the reader handles the rest.
 _REQUIREMENT_VALUES = _RUBRIC_VALUES = (int, float, Decimal)
@@ -450,7 +451,7 @@ def _plain_map(value: Any, kinds: Tuple[type, ...]) -> bool:
     if type(value) is not dict:
         return False
     for key, quantity in value.items():
-        if type(key) is not str or not key or not (key.isascii() or valid_unicode(key)):
+        if type(key) is not str or not key or not valid_unicode(key):
             return False
         if type(quantity) not in kinds:
             return False
