@@ -98,6 +98,29 @@ def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[
                                f"name to number, got {shown(remaining)}") from None
 
 
+#: A refusal as :func:`first_refusal` gives it: (kind, resource, needed, left).
+Refusal = Tuple[str, str, Optional[Decimal], Optional[Decimal]]
+
+
+def first_refusal(remaining: Mapping[str, Decimal],
+                  workload: Workload) -> Optional[Refusal]:
+    """:func:`check_fit`'s answer as a tuple, (kind, resource, needed,
+    left), with no :class:`Reason` made: for counting the refusals of many
+    nodes (see :mod:`pylighthouse.nowhere`). ``remaining`` and
+    ``workload`` are taken as valid. O(number of requirements + number of
+    node resources)."""
+    requirements = workload.requirements
+    for key in requirements:
+        if key not in remaining:
+            return MISSING, key, None, None
+    immunities = workload.immunities
+    for key, left in remaining.items():
+        needed = requirements.get(key, ZERO)
+        if left < needed and key not in immunities:
+            return (NOT_TOLERATED if left < ZERO else INSUFFICIENT), key, needed, left
+    return None
+
+
 #: Reasons already made, keyed by their fields, the quantities by identity
 #: (equal decimals may be written differently: 2 and 2.0; and the reason
 #: kept in the table keeps its quantities alive, so an identity is never

@@ -30,7 +30,11 @@ which share no explanation, each cost a few operations on machine words
 per resource, not a comparison per node. A layout of more than
 :data:`BITS_MOST` nodes compares its quantities with the workload's instead,
 in C (``map``, :func:`_refused_by`). The nodes of layouts of fewer than
-:data:`FEW` nodes are checked one by one with ``check_fit``.
+:data:`FEW` nodes are checked one by one with ``check_fit``'s rule, and
+so are those of a layout where at most :data:`DIRECT` nodes have every
+resource a workload asks for (a pinned workload, or two kinds of device
+among hundreds): the others are counted as lacking one, over every layout
+at once (:class:`_Lacking`).
 
 Workloads that ask for the same resources, are immune to the same and fall
 at the same place of every sorted column they are counted on share their
@@ -43,7 +47,8 @@ and O(L log L) to sort a resource of a layout of L nodes the first time a
 workload is counted there; then per workload, for each layout, O(R x (log
 L + L / 64)) (bisections and operations on sets of L bits), or O(R)
 comparisons in C per node of a layout too large for sets of bits, or one
-``check_fit`` per node of the small layouts.
+check per node of the small layouts and of the few having every resource
+asked.
 """
 from bisect import bisect_left, bisect_right
 from heapq import heapify, heappop, heappush
@@ -53,7 +58,7 @@ from operator import and_, eq, gt, lt, or_
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .explain import one_line, shortfall
-from .fit import CORDONED, INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit
+from .fit import CORDONED, INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, first_refusal
 from .model import Workload
 from .quantities import ZERO, to_number
 
@@ -83,6 +88,13 @@ TRIES = 64
 #: Nodes are counted together while their sets of names hold this many
 #: names in all, at most (each one a column).
 NAMES = 256
+#: A layout where at most this many nodes have every resource a workload
+#: asks for (the others are counted as lacking one, over every layout: see
+#: :class:`_Lacking`) checks those nodes one by one, as the small layouts'
+#: nodes are (:func:`~pylighthouse.fit.first_refusal`). (On ``devices`` of
+#: ``benchmarks/mixes.py``, over-subscribed, the lines took a fifth less
+#: time at 5,000 nodes with 2 to 8; 16 saved less.)
+DIRECT = 4
 #: Nodes of a column's sorted order between two kept sets of bits.
 STEP = 16
 #: Bytes of the sets of bits a sorted column keeps once made for a number
@@ -126,7 +138,7 @@ class _Layout:
 
     __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
                  "everyone", "lacking", "rows", "missing", "place", "remainings", "visits",
-                 "negative")
+                 "negative", "apart")
 
     def __init__(self, keys: Sequence[str],
                  members: Sequence[Tuple[Sequence[str], List[int],
@@ -168,19 +180,43 @@ class _Layout:
         self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
         # (per names asked, in order: the nodes lacking one, see :meth:`reach`)
         self.missing: Dict[Tuple[str, ...], int] = {}
+        # (per names asked, in order: those and the few nodes having them
+        # all, see :meth:`lacked`)
+        self.apart: Dict[Tuple[str, ...], Tuple[int, Optional[List[int]]]] = {}
 
-    def reach(self, load: Workload) -> Optional[List["_Step"]]:
+    def lacked(self, load: Workload, names: Tuple[str, ...]) -> Tuple[int, Optional[List[int]]]:
+        """The nodes (as bits) lacking a resource ``load`` asks for
+        (``names``, its requirements' names in order); and the indices of
+        the others when there are at most :data:`DIRECT` of them and some
+        lack one (else ``None``). O(R) operations on sets of bits the first
+        time for these names, O(1) again."""
+        found = self.apart.get(names)
+        if found is None:
+            failed = self.missing.get(names)
+            if failed is None:
+                failed = self.missing[names] = _missing(self, load, None)
+            having = self.everyone & ~failed if failed else 0
+            few = None
+            if having and _popcount(having) <= DIRECT:
+                few = []
+                while having:
+                    bit = having & -having
+                    having ^= bit
+                    few.append(bit.bit_length() - 1)
+            found = self.apart[names] = (failed, few)
+        return found
+
+    def reach(self, load: Workload, failed: Optional[int] = None) -> Optional[List["_Step"]]:
         """The steps of counting ``load`` here (see :meth:`walk`), up to
         the first resource where every node has failed (lacking a resource
         asked for, or short of one so far): per resource, how many nodes
         have less of it than ``load`` needs, on which the counting of
         :func:`_refused_by_bits` depends and nothing else; ``None`` when
-        some node fails on none (it takes ``load``). O(R) bisections and
-        operations on sets of bits."""
-        names = tuple(load.requirements)
-        failed = self.missing.get(names)
+        some node fails on none (it takes ``load``). ``failed``: the nodes
+        lacking a resource asked for (:meth:`lacked`), when the caller has
+        them. O(R) bisections and operations on sets of bits."""
         if failed is None:
-            failed = self.missing[names] = _missing(self, load, None)
+            failed = self.lacked(load, tuple(load.requirements))[0]
         if failed == self.everyone:
             return []
         steps, failed = self.walk(load, failed)
@@ -550,15 +586,15 @@ class _Lacking:
     def of(self, names: Tuple[str, ...]) -> Tuple[List[Tuple[str, int, int]], List[int]]:
         found = self.known.get(names)
         if found is None:
-            nodes, having = self.nodes, self.having
-            failed = 0
+            having = self.having
+            left = self.nodes  # (those lacking none of the names so far)
             refusals = []
             for key in names:
-                new = nodes & ~having.get(key, 0) & ~failed
+                bits = having.get(key, 0)
+                new = left & ~bits
                 if new:
                     refusals.append((key, _popcount(new), _lowest(new)))
-                    failed |= new
-            left = nodes & ~failed
+                    left &= bits
             found = self.known[names] = (
                 refusals, [at for at, mask in enumerate(self.masks) if left & mask])
         return found
@@ -612,16 +648,34 @@ def _line(load: Workload, layouts: List[_Layout],
         # counted on, from what their nodes lack)
         wanting, live = lacking.of(tuple(requirements))
         layouts = [layouts[at] for at in live]
+    # (each node checked alone: its reason, read once)
+    reasons = []
     if kept is not None:
         # Counted as sets of bits, a layout refuses the same nodes the same
         # way to every workload that asks for the same resources, is immune
         # to the same, and falls at the same place of each sorted column
         # until every node has failed: such workloads share their line but
         # for the quantities they need.
-        places: List[Any] = [tuple(requirements), load.immunities]
+        names = tuple(requirements)
+        places: List[Any] = [names, load.immunities]
         walks = []
+        counted = []
+        alone = []  # (layouts whose nodes were checked alone)
         for layout in layouts:
-            steps = layout.reach(load)
+            lacked, few = layout.lacked(load, names)
+            if few is not None:
+                # (the few nodes having every resource asked, each checked
+                # alone as the small layouts' nodes are: which nodes they
+                # are follows from the names asked, as a walk's layouts do)
+                remainings, positions = layout.remainings, layout.positions
+                for at in few:
+                    reason = first_refusal(remainings[at], load)
+                    if reason is None:
+                        return None
+                    reasons.append((positions[at], reason))
+                alone.append(layout)
+                continue
+            steps = layout.reach(load, lacked)
             if steps is None:
                 return None  # (some node of the layout takes it)
             # (with the resources: a resource where no node is short has no
@@ -629,15 +683,14 @@ def _line(load: Workload, layouts: List[_Layout],
             # resources)
             places.append(tuple([(step[0], step[4]) for step in steps]))
             walks.append(steps)
-    # (each node checked alone: its reason, read once)
-    reasons = []
+            counted.append(layout)
     for position, remaining in singles:
-        reason = check_fit(remaining, load)
+        reason = first_refusal(remaining, load)
         if reason is None:
             return None
         reasons.append((position, reason))
     if kept is not None:
-        places.extend((reason.kind, reason.resource, id(reason.left)) for _, reason in reasons)
+        places.extend([(kind, resource, id(left)) for _, (kind, resource, _, left) in reasons])
         known = tuple(places)
         parts = kept.get(known)
         if parts is not None:
@@ -651,8 +704,10 @@ def _line(load: Workload, layouts: List[_Layout],
         _add(tally, MISSING, key, number, first, None, None, 0)
     if known is not None:
         # (every layout counted as sets of bits, from the steps of its reach)
-        names = tuple(requirements)
-        for layout, steps in zip(layouts, walks):
+        if lacking is None:
+            for layout in alone:
+                _missing(layout, load, tally)  # (its nodes lacking a resource asked)
+        for layout, steps in zip(counted, walks):
             if not _refused_by_bits(layout, load, tally, steps,
                                     None if lacking is None else layout.missing[names]):
                 return None
@@ -660,9 +715,9 @@ def _line(load: Workload, layouts: List[_Layout],
         for layout in layouts:
             if not layout.refused_by(layout, load, tally):
                 return None
-    for position, reason in reasons:
-        _add(tally, reason.kind, reason.resource, 1, position, reason.needed,
-             reason.left if reason.kind == INSUFFICIENT else None, position)
+    for position, (kind, resource, needed, left) in reasons:
+        _add(tally, kind, resource, 1, position, needed,
+             left if kind == INSUFFICIENT else None, position)
     ranked = sorted(tally.items(), key=lambda item: (-item[1][0], item[1][1]))
     parts = [(number, resource, words.number(most)) if kind == INSUFFICIENT
              else words.part(kind, resource, number)

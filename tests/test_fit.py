@@ -5,7 +5,8 @@ from math import inf
 from hypothesis import given
 
 from pylighthouse import Node, Workload
-from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit, fits)
+from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit,
+                              first_refusal, fits)
 from reference import Load, Machine
 from reference import fits as reference_fits
 from instances import node_specs, workload_specs
@@ -61,3 +62,17 @@ def test_semaphores_count_down_to_zero():
 def test_check_fit_agrees_with_the_reference(node, workload):
     ours = fits(Node.from_dict(node).resources, Workload.from_dict(workload))
     assert ours == reference_fits(Machine(node), Load(workload))
+
+
+@given(node_specs("n"), workload_specs("w"))
+def test_first_refusal_is_check_fit_without_the_reason_object(node, workload):
+    # (the counting of unplaced workloads reads refusals as tuples)
+    remaining, load = Node.from_dict(node).resources, Workload.from_dict(workload)
+    found, reason = first_refusal(remaining, load), check_fit(remaining, load)
+    if reason is None:
+        assert found is None
+    else:
+        kind, resource, needed, left = found
+        assert Reason(kind, resource, needed, left) == reason
+        # (the node's own quantity, by identity: lines are kept by it)
+        assert left is None or left is remaining[resource]

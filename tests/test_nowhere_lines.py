@@ -201,16 +201,19 @@ def test_a_node_checked_alone_adds_to_the_count_of_a_layout(counting):
        first=batches("w"), shapes=batches("shape", max_size=3),
        steps=st.lists(st.integers(0, 12), min_size=1, max_size=30),
        counting=st.sampled_from(["columns", "bits", "bits-small"]),
-       joins=st.sampled_from([0, 1, nowhere.JOINS]), data=st.data())
+       joins=st.sampled_from([0, 1, nowhere.JOINS]),
+       direct=st.sampled_from([0, 1, nowhere.DIRECT, 10 ** 9]), data=st.data())
 def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds, shuffle,
                                                          copies, first, shapes, steps,
-                                                         counting, joins, data):
+                                                         counting, joins, direct, data):
     # Nodes of several sets of resource names, each in an order of its own
     # (some orders disagree), counted together where their orders allow;
     # workloads of a few shapes, each with quantities of its own drawn from
     # a few, so that some meet the nodes alike and share a kept line.
     # ``bits-small``: at most FEW + 1 nodes counted together, larger sets
-    # of names a column at a time; ``KEPT`` 1: one line kept, no more.
+    # of names a column at a time; ``KEPT`` 1: one line kept, no more;
+    # ``DIRECT``: up to how many nodes of a layout having every resource
+    # asked (others lacking one) are checked one by one.
     nodes = []
     for copy in range(copies):
         for index, kind in enumerate(kinds):
@@ -235,6 +238,7 @@ def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds
     with mock.patch.object(nowhere, "BITS", bits), mock.patch.object(nowhere, "STEP", 2), \
             mock.patch.object(nowhere, "BITS_MOST", most), \
             mock.patch.object(nowhere, "JOINS", joins), \
+            mock.patch.object(nowhere, "DIRECT", direct), \
             mock.patch.object(nowhere, "KEPT", data.draw(st.sampled_from([1, nowhere.KEPT]))):
         assert lines_of(distributor, probes) == expected_lines(distributor, probes)
 
