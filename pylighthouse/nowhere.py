@@ -34,7 +34,10 @@ in C (``map``, :func:`_refused_by`). The nodes of layouts of fewer than
 so are those of a layout where at most :data:`DIRECT` nodes have every
 resource a workload asks for (a pinned workload, or two kinds of device
 among hundreds): the others are counted as lacking one, over every layout
-at once (:class:`_Lacking`).
+at once (:class:`_Lacking`). Where more nodes have them all but still few
+of the layouts' nodes (one kind of device among hundreds), they are
+counted as one layout of their own from the second workload asking for
+the same names on (:meth:`_Lacking.gather`).
 
 Workloads that ask for the same resources, are immune to the same and fall
 at the same place of every sorted column they are counted on share their
@@ -95,6 +98,11 @@ NAMES = 256
 #: ``benchmarks/mixes.py``, over-subscribed, the lines took a fifth less
 #: time at 5,000 nodes with 2 to 8; 16 saved less.)
 DIRECT = 4
+#: The nodes having every resource a workload asks for, over the layouts
+#: where some do, are counted as one layout of their own (see
+#: :meth:`_Lacking.gather`) when they are at most one in this many of
+#: those layouts' nodes.
+GATHER = 4
 #: Nodes of a column's sorted order between two kept sets of bits.
 STEP = 16
 #: Bytes of the sets of bits a sorted column keeps once made for a number
@@ -560,9 +568,12 @@ class _Lacking:
     nodes having both in one layout or two). O(N x R) bits to make; per
     set of names asked, O(R) operations on N bits once."""
 
-    __slots__ = ("nodes", "having", "masks", "known")
+    __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered")
 
     def __init__(self, layouts: List[_Layout], asked: Set[str]) -> None:
+        self.asked = asked
+        # (per names asked and immunities: see :meth:`gather`)
+        self.gathered: Dict[Any, Any] = {}
         self.masks = []
         having: Dict[str, int] = {}
         nodes = 0
@@ -598,6 +609,57 @@ class _Lacking:
             found = self.known[names] = (
                 refusals, [at for at, mask in enumerate(self.masks) if left & mask])
         return found
+
+    def gather(self, load: Workload, names: Tuple[str, ...],
+               layouts: List[_Layout]) -> Optional[_Layout]:
+        """The nodes of ``layouts`` (those where some node has every
+        resource ``load`` asks for, ``names``) having them all, as one
+        layout of their own, from the second workload asking for the same
+        names with the same immunities on (``None`` for the first, and
+        where the nodes are few, more than one in :data:`GATHER` of those
+        of ``layouts``, or in orders of the names that can refuse ``load``
+        that disagree). Its keys are only those names, in an order
+        agreeing with each layout's (so with each node's), and a workload
+        asking for one kind of device among hundreds is counted once over
+        its few holders instead of once per layout they sit in. O(H x R)
+        for H nodes the first time, O(1) again."""
+        key = (names, load.immunities)
+        found = self.gathered.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            self.gathered[key] = _SEEN
+            return None
+        if found is not _SEEN:
+            return found  # type: ignore[no-any-return]
+        found = self.gathered[key] = None
+        positions: List[int] = []
+        remainings: List[Mapping[str, Decimal]] = []
+        size = 0
+        for layout in layouts:
+            size += len(layout.positions)
+            lacked = layout.lacked(load, names)[0]
+            having = layout.everyone & ~lacked
+            while having:
+                bit = having & -having
+                having ^= bit
+                at = bit.bit_length() - 1
+                positions.append(layout.positions[at])
+                remainings.append(layout.remainings[at])
+        if len(positions) <= DIRECT or len(positions) * GATHER > size:
+            return None
+        order = _ordered([layout.visit(load) for layout in layouts])
+        if order is None:
+            return None
+        found = self.gathered[key] = _Layout(order, [(order, positions, remainings)],
+                                             self.asked)
+        return found
+
+
+#: What :meth:`_Lacking.gather` keeps for names seen once, and for none.
+_SEEN = object()
+_UNSEEN = object()
+#: The mark of a line counted over a gathered layout (see
+#: :meth:`_Lacking.gather`) among the places that key kept lines.
+_GATHERED = "gathered"
 
 
 #: A line kept for workloads that meet the nodes alike (see :func:`_line`):
@@ -658,6 +720,11 @@ def _line(load: Workload, layouts: List[_Layout],
         # for the quantities they need.
         names = tuple(requirements)
         places: List[Any] = [names, load.immunities]
+        if lacking is not None and len(layouts) > 1:
+            gathered = lacking.gather(load, names, layouts)
+            if gathered is not None:
+                layouts = [gathered]
+                places.append(_GATHERED)
         walks = []
         counted = []
         alone = []  # (layouts whose nodes were checked alone)

@@ -202,10 +202,12 @@ def test_a_node_checked_alone_adds_to_the_count_of_a_layout(counting):
        steps=st.lists(st.integers(0, 12), min_size=1, max_size=30),
        counting=st.sampled_from(["columns", "bits", "bits-small"]),
        joins=st.sampled_from([0, 1, nowhere.JOINS]),
-       direct=st.sampled_from([0, 1, nowhere.DIRECT, 10 ** 9]), data=st.data())
+       direct=st.sampled_from([0, 1, nowhere.DIRECT, 10 ** 9]),
+       gather=st.sampled_from([1, nowhere.GATHER]), data=st.data())
 def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds, shuffle,
                                                          copies, first, shapes, steps,
-                                                         counting, joins, direct, data):
+                                                         counting, joins, direct, gather,
+                                                         data):
     # Nodes of several sets of resource names, each in an order of its own
     # (some orders disagree), counted together where their orders allow;
     # workloads of a few shapes, each with quantities of its own drawn from
@@ -213,7 +215,9 @@ def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds
     # ``bits-small``: at most FEW + 1 nodes counted together, larger sets
     # of names a column at a time; ``KEPT`` 1: one line kept, no more;
     # ``DIRECT``: up to how many nodes of a layout having every resource
-    # asked (others lacking one) are checked one by one.
+    # asked (others lacking one) are checked one by one; ``GATHER`` 1: the
+    # nodes having every resource asked counted as a layout of their own
+    # wherever some lack one.
     nodes = []
     for copy in range(copies):
         for index, kind in enumerate(kinds):
@@ -239,6 +243,7 @@ def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds
             mock.patch.object(nowhere, "BITS_MOST", most), \
             mock.patch.object(nowhere, "JOINS", joins), \
             mock.patch.object(nowhere, "DIRECT", direct), \
+            mock.patch.object(nowhere, "GATHER", gather), \
             mock.patch.object(nowhere, "KEPT", data.draw(st.sampled_from([1, nowhere.KEPT]))):
         assert lines_of(distributor, probes) == expected_lines(distributor, probes)
 
@@ -334,6 +339,65 @@ def test_kinds_of_device_in_layouts_of_their_own(strategy, seed):
     assert lines == expected_lines(distributor, probes)
     assert any(line is not None and "missing resource dev" in line for line in lines)
     assert skipped and max(skipped) > 0
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("direct, gather", [(0, 2), (nowhere.DIRECT, nowhere.GATHER)])
+def test_holders_of_a_kind_counted_as_a_layout_of_their_own(strategy, seed, direct, gather):
+    # Nodes with three kinds of device of twelve, listed in orders of
+    # their own (layouts of their own, since some workloads ask for two
+    # kinds), a few with a ward first or last; workloads asking for one
+    # kind of device (on about one node in four), two or none, each with
+    # quantities of its own, some immune to the ward: from the second
+    # asking for the same kinds, the nodes having them are counted as one
+    # layout of their own, where their layouts agree on the order of what
+    # can refuse the workload; as few as ``direct`` nodes of a layout one
+    # by one. The lines are those of explaining node by node.
+    import random
+    rng = random.Random(seed)
+    nodes = []
+    for index in range(160):
+        kinds = rng.sample(range(12), 3)
+        resources = {"cpu": rng.randint(1, 8), "mem": rng.randint(1, 16)}
+        resources.update((f"dev-{kind:02d}", rng.randint(0, 3)) for kind in kinds)
+        if index % 11 == 0:
+            resources["dedicated"] = float("-inf")
+            if index % 2:
+                resources = {"dedicated": float("-inf"), **resources}
+        nodes.append({"name": f"n{index:03d}", "resources": resources})
+    distributor = build(strategy, nodes, {"cpu": 1})
+    distributor.cordon("n007")
+    probes = []
+    for index in range(80):
+        requirements = {"cpu": rng.choice([1, 4, 9]) + rng.randint(0, 3) / 4,
+                        "mem": rng.choice([1, 20]) + rng.randint(0, 3) / 4}
+        chance = rng.random()
+        if chance < 0.6:
+            requirements[f"dev-{rng.randrange(3):02d}"] = rng.choice([1, 2, 4])
+        elif chance < 0.9:
+            for kind in rng.sample(range(12), 2):
+                requirements[f"dev-{kind:02d}"] = rng.choice([1, 2])
+        probe = {"name": f"p{index}", "requirements": requirements}
+        if rng.random() < 0.2:
+            probe["immunities"] = ["dedicated"]
+        probes.append(probe)
+    gathered = []
+    real = nowhere._Lacking.gather
+
+    def gather_(self, load, names, layouts):
+        found = real(self, load, names, layouts)
+        gathered.append(found is not None)
+        return found
+
+    with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2), \
+            mock.patch.object(nowhere, "DIRECT", direct), \
+            mock.patch.object(nowhere, "GATHER", gather), \
+            mock.patch.object(nowhere._Lacking, "gather", gather_):
+        lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert sum(line is not None for line in lines) > 40
+    assert any(gathered) and not all(gathered)
 
 
 def merged_by_walking(first, second):
