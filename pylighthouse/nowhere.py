@@ -568,18 +568,21 @@ class _Lacking:
     nodes having both in one layout or two). O(N x R) bits to make; per
     set of names asked, O(R) operations on N bits once."""
 
-    __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered")
+    __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "everywhere",
+                 "remainings")
 
     def __init__(self, layouts: List[_Layout], asked: Set[str]) -> None:
         self.asked = asked
         # (per names asked and immunities: see :meth:`gather`)
         self.gathered: Dict[Any, Any] = {}
         self.masks = []
+        self.remainings: Dict[int, Mapping[str, Decimal]] = {}  # (by position)
         having: Dict[str, int] = {}
         nodes = 0
         for layout in layouts:
             mask = 0
             for position, remaining in zip(layout.positions, layout.remainings):
+                self.remainings[position] = remaining
                 bit = 1 << position
                 mask |= bit
                 for key in remaining:
@@ -589,25 +592,44 @@ class _Lacking:
             nodes |= mask
         self.nodes = nodes
         self.having = having
+        # (the resources every node has: none lacks them)
+        self.everywhere = {key for key, bits in having.items() if bits == nodes}
         # (per names asked, in order: the refusals for want of one, as
         # (resource, how many, first position), and the layouts where some
         # node has them all, with their places)
-        self.known: Dict[Tuple[str, ...], Tuple[List[Tuple[str, int, int]], List[int]]] = {}
+        self.known: Dict[Tuple[str, ...],
+                         Tuple[List[Tuple[str, int, int]], List[int], List[int]]] = {}
 
-    def of(self, names: Tuple[str, ...]) -> Tuple[List[Tuple[str, int, int]], List[int]]:
+    def of(self, names: Tuple[str, ...]) -> Tuple[List[Tuple[str, int, int]], List[int],
+                                                  List[int]]:
+        """For a workload asking for ``names`` (in order): the refusals for
+        want of one, as (resource, how many, first position); the layouts
+        where some node has them all; and, when at most :data:`DIRECT`
+        nodes have them all, their positions instead of those layouts
+        (none then: each of those nodes is checked alone)."""
         found = self.known.get(names)
         if found is None:
-            having = self.having
+            having, everywhere = self.having, self.everywhere
             left = self.nodes  # (those lacking none of the names so far)
             refusals = []
             for key in names:
+                if key in everywhere:
+                    continue
                 bits = having.get(key, 0)
                 new = left & ~bits
                 if new:
                     refusals.append((key, _popcount(new), _lowest(new)))
                     left &= bits
-            found = self.known[names] = (
-                refusals, [at for at, mask in enumerate(self.masks) if left & mask])
+            if _popcount(left) <= DIRECT:
+                few = []
+                while left:
+                    bit = left & -left
+                    left ^= bit
+                    few.append(bit.bit_length() - 1)
+                found = (refusals, [], few)
+            else:
+                found = (refusals, [at for at, mask in enumerate(self.masks) if left & mask], [])
+            self.known[names] = found
         return found
 
     def gather(self, load: Workload, names: Tuple[str, ...],
@@ -704,14 +726,20 @@ def _line(load: Workload, layouts: List[_Layout],
     requirements = load.requirements
     known: Any = None
     wanting: List[Tuple[str, int, int]] = []
+    # (each node checked alone: its reason, read once)
+    reasons = []
     if lacking is not None:
         # (the refusals for want of a resource, counted over every layout;
         # only the layouts where some node has every resource asked are
-        # counted on, from what their nodes lack)
-        wanting, live = lacking.of(tuple(requirements))
+        # counted on, from what their nodes lack, or, where those nodes
+        # are few, each of them alone)
+        wanting, live, apart = lacking.of(tuple(requirements))
         layouts = [layouts[at] for at in live]
-    # (each node checked alone: its reason, read once)
-    reasons = []
+        for position in apart:
+            reason = first_refusal(lacking.remainings[position], load)
+            if reason is None:
+                return None
+            reasons.append((position, reason))
     if kept is not None:
         # Counted as sets of bits, a layout refuses the same nodes the same
         # way to every workload that asks for the same resources, is immune
