@@ -101,7 +101,7 @@ DIRECT = 4
 #: The nodes having every resource a workload asks for, over the layouts
 #: where some do, are counted as one layout of their own (see
 #: :meth:`_Lacking.gather`) when they are at most one in this many of
-#: those layouts' nodes.
+#: those layouts' nodes, or all of them.
 GATHER = 4
 #: Nodes of a column's sorted order between two kept sets of bits.
 STEP = 16
@@ -637,14 +637,18 @@ class _Lacking:
         """The nodes of ``layouts`` (those where some node has every
         resource ``load`` asks for, ``names``) having them all, as one
         layout of their own, from the second workload asking for the same
-        names with the same immunities on (``None`` for the first, and
-        where the nodes are few, more than one in :data:`GATHER` of those
-        of ``layouts``, or in orders of the names that can refuse ``load``
-        that disagree). Its keys are only those names, in an order
-        agreeing with each layout's (so with each node's), and a workload
-        asking for one kind of device among hundreds is counted once over
-        its few holders instead of once per layout they sit in. O(H x R)
-        for H nodes the first time, O(1) again."""
+        names with the same immunities on. Its keys are only the names
+        that can refuse ``load``, in an order agreeing with each layout's
+        (so with each node's): a workload asking for one kind of device
+        among hundreds is counted once over its few holders instead of
+        once per layout they sit in, and one asking for none of them once
+        over every node.
+
+        ``None`` for the first such workload, and where those nodes are
+        at most :data:`DIRECT`, more than :data:`BITS_MOST`, more than one
+        in :data:`GATHER` of the nodes of ``layouts`` but not all of them,
+        or in layouts whose orders of those names disagree. O(H x R) for H
+        nodes the first time, O(1) again."""
         key = (names, load.immunities)
         found = self.gathered.get(key, _UNSEEN)
         if found is _UNSEEN:
@@ -666,7 +670,8 @@ class _Lacking:
                 at = bit.bit_length() - 1
                 positions.append(layout.positions[at])
                 remainings.append(layout.remainings[at])
-        if len(positions) <= DIRECT or len(positions) * GATHER > size:
+        if len(positions) <= DIRECT or len(positions) > BITS_MOST \
+                or len(positions) < size < len(positions) * GATHER:
             return None
         order = _ordered([layout.visit(load) for layout in layouts])
         if order is None:
