@@ -1,5 +1,6 @@
 """The lines of workloads that fit nowhere, counted a column of nodes at a
 time (pylighthouse.nowhere), against the explanations of explain_all."""
+import random
 from decimal import Decimal
 from unittest import mock
 
@@ -292,6 +293,28 @@ def test_tags_of_their_own_and_workloads_pinned_by_them(counting):
         "4 insufficient cpu (needs 1, most left 0)"]
 
 
+def device_cluster(strategy, rng, reversing=False, warding=False):
+    """160 nodes with cpu, memory and three kinds of device of twelve, in
+    the order drawn (``reversing``: half of them listed backwards;
+    ``warding``: one in eleven with a ward, first or last), and a
+    distributor of ``strategy`` over them with one node cordoned."""
+    nodes = []
+    for index in range(160):
+        kinds = rng.sample(range(12), 3)
+        resources = {"cpu": rng.randint(1, 8), "mem": rng.randint(1, 16)}
+        resources.update((f"dev-{kind:02d}", rng.randint(0, 3)) for kind in kinds)
+        if warding and index % 11 == 0:
+            resources["dedicated"] = float("-inf")
+            if index % 2:
+                resources = {"dedicated": float("-inf"), **resources}
+        if reversing and rng.random() < 0.5:
+            resources = dict(reversed(list(resources.items())))
+        nodes.append({"name": f"n{index:03d}", "resources": resources})
+    distributor = build(strategy, nodes, {"cpu": 1})
+    distributor.cordon("n007")
+    return nodes, distributor
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
 @pytest.mark.parametrize("seed", range(4))
 def test_kinds_of_device_in_layouts_of_their_own(strategy, seed):
@@ -302,18 +325,8 @@ def test_kinds_of_device_in_layouts_of_their_own(strategy, seed):
     # the same resources (the shared line once told nodes short of cpu
     # that they were short of memory). The lines are those of explaining
     # node by node.
-    import random
     rng = random.Random(seed)
-    nodes = []
-    for index in range(160):
-        kinds = rng.sample(range(12), 3)
-        resources = {"cpu": rng.randint(1, 8), "mem": rng.randint(1, 16)}
-        resources.update((f"dev-{kind:02d}", rng.randint(0, 3)) for kind in kinds)
-        if rng.random() < 0.5:
-            resources = dict(reversed(list(resources.items())))
-        nodes.append({"name": f"n{index:03d}", "resources": resources})
-    distributor = build(strategy, nodes, {"cpu": 1})
-    distributor.cordon("n007")
+    nodes, distributor = device_cluster(strategy, rng, reversing=True)
     probes = []
     for index in range(60):
         node = rng.choice(nodes)["resources"]
@@ -354,20 +367,8 @@ def test_holders_of_a_kind_counted_as_a_layout_of_their_own(strategy, seed, dire
     # layout of their own, where their layouts agree on the order of what
     # can refuse the workload; as few as ``direct`` nodes of a layout one
     # by one. The lines are those of explaining node by node.
-    import random
     rng = random.Random(seed)
-    nodes = []
-    for index in range(160):
-        kinds = rng.sample(range(12), 3)
-        resources = {"cpu": rng.randint(1, 8), "mem": rng.randint(1, 16)}
-        resources.update((f"dev-{kind:02d}", rng.randint(0, 3)) for kind in kinds)
-        if index % 11 == 0:
-            resources["dedicated"] = float("-inf")
-            if index % 2:
-                resources = {"dedicated": float("-inf"), **resources}
-        nodes.append({"name": f"n{index:03d}", "resources": resources})
-    distributor = build(strategy, nodes, {"cpu": 1})
-    distributor.cordon("n007")
+    _, distributor = device_cluster(strategy, rng, warding=True)
     probes = []
     for index in range(80):
         requirements = {"cpu": rng.choice([1, 4, 9]) + rng.randint(0, 3) / 4,
