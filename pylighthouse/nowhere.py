@@ -568,13 +568,15 @@ class _Lacking:
     nodes having both in one layout or two). O(N x R) bits to make; per
     set of names asked, O(R) operations on N bits once."""
 
-    __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "everywhere",
-                 "remainings")
+    __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
+                 "everywhere", "remainings")
 
     def __init__(self, layouts: List[_Layout], asked: Set[str]) -> None:
         self.asked = asked
-        # (per names asked and immunities: see :meth:`gather`)
-        self.gathered: Dict[Any, Any] = {}
+        # (per names asked and immunities: see :meth:`gather`; the layout,
+        # or ``None`` for none; and those seen once)
+        self.gathered: Dict[Any, Optional[_Layout]] = {}
+        self.seen: Set[Any] = set()
         self.masks = []
         self.remainings: Dict[int, Mapping[str, Decimal]] = {}  # (by position)
         having: Dict[str, int] = {}
@@ -650,13 +652,12 @@ class _Lacking:
         or in layouts whose orders of those names disagree. O(H x R) for H
         nodes the first time, O(1) again."""
         key = (names, load.immunities)
-        found = self.gathered.get(key, _UNSEEN)
-        if found is _UNSEEN:
-            self.gathered[key] = _SEEN
+        if key in self.gathered:
+            return self.gathered[key]
+        if key not in self.seen:
+            self.seen.add(key)
             return None
-        if found is not _SEEN:
-            return found  # type: ignore[no-any-return]
-        found = self.gathered[key] = None
+        self.gathered[key] = None
         positions: List[int] = []
         remainings: List[Mapping[str, Decimal]] = []
         size = 0
@@ -681,9 +682,6 @@ class _Lacking:
         return found
 
 
-#: What :meth:`_Lacking.gather` keeps for names seen once, and for none.
-_SEEN = object()
-_UNSEEN = object()
 #: The mark of a line counted over a gathered layout (see
 #: :meth:`_Lacking.gather`) among the places that key kept lines.
 _GATHERED = "gathered"
