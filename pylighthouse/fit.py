@@ -79,17 +79,8 @@ def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[
     Cost: O(number of requirements + number of node resources).
     """
     try:
-        requirements = workload.requirements
-        for key in requirements:
-            if key not in remaining:
-                return _reason(MISSING, key, None, None)
-        immunities = workload.immunities
-        for key, left in remaining.items():
-            needed = requirements.get(key, ZERO)
-            if left < needed and key not in immunities:
-                kind = NOT_TOLERATED if left < ZERO else INSUFFICIENT
-                return _reason(kind, key, needed, left)
-        return None
+        found = first_refusal(remaining, workload)
+        return None if found is None else _reason(*found)
     except (AttributeError, TypeError, ArithmeticError):  # (a signalling NaN...)
         if not isinstance(workload, Workload):
             raise InvalidTypeError(f"check_fit: workload: expected a Workload, "
@@ -104,9 +95,12 @@ Refusal = Tuple[str, str, Optional[Decimal], Optional[Decimal]]
 
 def first_refusal(remaining: Mapping[str, Decimal],
                   workload: Workload) -> Optional[Refusal]:
-    """:func:`check_fit`'s answer as a tuple, (kind, resource, needed,
-    left), with no :class:`Reason` made: for counting the refusals of many
-    nodes (see :mod:`pylighthouse.nowhere`). ``remaining`` and
+    """The fit rule itself (see :func:`check_fit`, which checks its
+    arguments and makes a :class:`Reason` of the answer): ``None`` when
+    ``workload`` fits, else the first refusal as a tuple, (kind, resource,
+    needed, left), the quantity left being the node's own. For counting
+    the refusals of many nodes (see :mod:`pylighthouse.nowhere`), where
+    a reason made per node costs more than the check. ``remaining`` and
     ``workload`` are taken as valid. O(number of requirements + number of
     node resources)."""
     requirements = workload.requirements

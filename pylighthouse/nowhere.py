@@ -119,6 +119,17 @@ def _count_bits(bits: int) -> int:
 _popcount: Callable[[int], int] = getattr(int, "bit_count", _count_bits)
 
 
+def _indices(bits: int) -> List[int]:
+    """The indices of the bits set in ``bits``, lowest first. O(size) in C
+    a bit."""
+    found = []
+    while bits:
+        bit = bits & -bits
+        bits ^= bit
+        found.append(bit.bit_length() - 1)
+    return found
+
+
 def _lowest(bits: int) -> int:
     """The index of the lowest bit set in ``bits`` (not 0). O(size) in C."""
     return (bits & -bits).bit_length() - 1
@@ -145,7 +156,7 @@ class _Layout:
     as bits (a resource none of them has is lacked by all)."""
 
     __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
-                 "everyone", "lacking", "rows", "missing", "place", "remainings", "visits",
+                 "everyone", "lacking", "rows", "place", "remainings", "visits",
                  "negative", "apart")
 
     def __init__(self, keys: Sequence[str],
@@ -186,10 +197,8 @@ class _Layout:
         self.lacking = {key: everyone & ~bits for key, bits in having.items()
                         if bits != everyone}
         self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
-        # (per names asked, in order: the nodes lacking one, see :meth:`reach`)
-        self.missing: Dict[Tuple[str, ...], int] = {}
-        # (per names asked, in order: those and the few nodes having them
-        # all, see :meth:`lacked`)
+        # (per names asked, in order: the nodes lacking one and the few
+        # having them all, see :meth:`lacked`)
         self.apart: Dict[Tuple[str, ...], Tuple[int, Optional[List[int]]]] = {}
 
     def lacked(self, load: Workload, names: Tuple[str, ...]) -> Tuple[int, Optional[List[int]]]:
@@ -200,31 +209,21 @@ class _Layout:
         time for these names, O(1) again."""
         found = self.apart.get(names)
         if found is None:
-            failed = self.missing.get(names)
-            if failed is None:
-                failed = self.missing[names] = _missing(self, load, None)
+            failed = _missing(self, load, None)
             having = self.everyone & ~failed if failed else 0
-            few = None
-            if having and _popcount(having) <= DIRECT:
-                few = []
-                while having:
-                    bit = having & -having
-                    having ^= bit
-                    few.append(bit.bit_length() - 1)
+            few = _indices(having) if having and _popcount(having) <= DIRECT else None
             found = self.apart[names] = (failed, few)
         return found
 
-    def reach(self, load: Workload, failed: Optional[int] = None) -> Optional[List["_Step"]]:
+    def reach(self, load: Workload, failed: int) -> Optional[List["_Step"]]:
         """The steps of counting ``load`` here (see :meth:`walk`), up to
         the first resource where every node has failed (lacking a resource
         asked for, or short of one so far): per resource, how many nodes
         have less of it than ``load`` needs, on which the counting of
         :func:`_refused_by_bits` depends and nothing else; ``None`` when
         some node fails on none (it takes ``load``). ``failed``: the nodes
-        lacking a resource asked for (:meth:`lacked`), when the caller has
-        them. O(R) bisections and operations on sets of bits."""
-        if failed is None:
-            failed = self.lacked(load, tuple(load.requirements))[0]
+        lacking a resource asked for (:meth:`lacked`). O(R) bisections and
+        operations on sets of bits."""
         if failed == self.everyone:
             return []
         steps, failed = self.walk(load, failed)
@@ -623,12 +622,7 @@ class _Lacking:
                     refusals.append((key, _popcount(new), _lowest(new)))
                     left &= bits
             if _popcount(left) <= DIRECT:
-                few = []
-                while left:
-                    bit = left & -left
-                    left ^= bit
-                    few.append(bit.bit_length() - 1)
-                found = (refusals, [], few)
+                found = (refusals, [], _indices(left))
             else:
                 found = (refusals, [at for at, mask in enumerate(self.masks) if left & mask], [])
             self.known[names] = found
@@ -663,12 +657,7 @@ class _Lacking:
         size = 0
         for layout in layouts:
             size += len(layout.positions)
-            lacked = layout.lacked(load, names)[0]
-            having = layout.everyone & ~lacked
-            while having:
-                bit = having & -having
-                having ^= bit
-                at = bit.bit_length() - 1
+            for at in _indices(layout.everyone & ~layout.lacked(load, names)[0]):
                 positions.append(layout.positions[at])
                 remainings.append(layout.remainings[at])
         if len(positions) <= DIRECT or len(positions) > BITS_MOST \
@@ -730,7 +719,7 @@ def _line(load: Workload, layouts: List[_Layout],
     known: Any = None
     wanting: List[Tuple[str, int, int]] = []
     # (each node checked alone: its reason, read once)
-    reasons = []
+    reasons: List[Tuple[int, Any]] = []
     if lacking is not None:
         # (the refusals for want of a resource, counted over every layout;
         # only the layouts where some node has every resource asked are
@@ -738,11 +727,9 @@ def _line(load: Workload, layouts: List[_Layout],
         # are few, each of them alone)
         wanting, live, apart = lacking.of(tuple(requirements))
         layouts = [layouts[at] for at in live]
-        for position in apart:
-            reason = first_refusal(lacking.remainings[position], load)
-            if reason is None:
-                return None
-            reasons.append((position, reason))
+        if apart and not _refused_alone(
+                load, [(position, lacking.remainings[position]) for position in apart], reasons):
+            return None
     if kept is not None:
         # Counted as sets of bits, a layout refuses the same nodes the same
         # way to every workload that asks for the same resources, is immune
@@ -766,11 +753,9 @@ def _line(load: Workload, layouts: List[_Layout],
                 # alone as the small layouts' nodes are: which nodes they
                 # are follows from the names asked, as a walk's layouts do)
                 remainings, positions = layout.remainings, layout.positions
-                for at in few:
-                    reason = first_refusal(remainings[at], load)
-                    if reason is None:
-                        return None
-                    reasons.append((positions[at], reason))
+                if not _refused_alone(load, [(positions[at], remainings[at]) for at in few],
+                                      reasons):
+                    return None
                 alone.append(layout)
                 continue
             steps = layout.reach(load, lacked)
@@ -782,11 +767,8 @@ def _line(load: Workload, layouts: List[_Layout],
             places.append(tuple([(step[0], step[4]) for step in steps]))
             walks.append(steps)
             counted.append(layout)
-    for position, remaining in singles:
-        reason = first_refusal(remaining, load)
-        if reason is None:
-            return None
-        reasons.append((position, reason))
+    if singles and not _refused_alone(load, singles, reasons):
+        return None
     if kept is not None:
         places.extend([(kind, resource, id(left)) for _, (kind, resource, _, left) in reasons])
         known = tuple(places)
@@ -807,7 +789,7 @@ def _line(load: Workload, layouts: List[_Layout],
                 _missing(layout, load, tally)  # (its nodes lacking a resource asked)
         for layout, steps in zip(counted, walks):
             if not _refused_by_bits(layout, load, tally, steps,
-                                    None if lacking is None else layout.missing[names]):
+                                    None if lacking is None else layout.lacked(load, names)[0]):
                 return None
     else:
         for layout in layouts:
@@ -823,6 +805,18 @@ def _line(load: Workload, layouts: List[_Layout],
     if kept is not None:
         kept[known] = parts
     return _written(parts, requirements, total, words)
+
+
+def _refused_alone(load: Workload, nodes: Sequence[Tuple[int, Mapping[str, Decimal]]],
+                   reasons: List[Tuple[int, Any]]) -> bool:
+    """Check each of ``nodes`` (position, room left) alone, adding its
+    refusal to ``reasons``; ``False`` as soon as one takes ``load``."""
+    for position, remaining in nodes:
+        reason = first_refusal(remaining, load)
+        if reason is None:
+            return False
+        reasons.append((position, reason))
+    return True
 
 
 def _written(parts: List[Any], requirements: Mapping[str, Decimal], total: int,
