@@ -581,13 +581,13 @@ def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
     against that node alone (the tag map), not sieved through the cluster."""
     fast = make("Prioritized", hostname_cluster(200), {}, True, 8)
     tried = []
-    real = lighthouse.index.search.check_fit
+    real = lighthouse.index.search.first_refusal
 
     def counting(remaining, workload):
         tried.append(remaining)
         return real(remaining, workload)
 
-    with mock.patch("pylighthouse.index.search.check_fit", counting):
+    with mock.patch("pylighthouse.index.search.first_refusal", counting):
         assert fast.attempt_assign_loads(
             [{"name": "w", "requirements": {"cpu": 1, "host-150": 0}}]) == {"w": "n150"}
     assert len(tried) == 1
@@ -603,8 +603,8 @@ def test_a_class_that_cannot_host_a_workload_is_never_searched():
     fast = make("Prioritized", nodes, {}, True, 4)
     assert len(fast._index._classes) == 2
     tried = []
-    real = lighthouse.index.search.check_fit
-    with mock.patch("pylighthouse.index.search.check_fit",
+    real = lighthouse.index.search.first_refusal
+    with mock.patch("pylighthouse.index.search.first_refusal",
                     lambda remaining, workload: tried.append(remaining)
                     or real(remaining, workload)):
         assert fast.attempt_assign_loads(

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pylighthouse import BestFitDistributor
-from pylighthouse.fit import check_fit
+from pylighthouse.fit import first_refusal
 from pylighthouse.index import blocks
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NodeClass
@@ -228,7 +228,7 @@ def test_a_grouped_search_passed_over_an_averse_node_teaches_nothing():
 
 def test_a_grouped_search_passes_the_blocks_that_refuse_its_vector_without_groups():
     # m0's cpu and the workloads' have the same float: the sieve lets m0
-    # through, and only check_fit turns it away
+    # through, and only the fit rule turns it away
     nodes = [{"name": name, "resources": {"cpu": cpu, "mem": 4}}
              for name, cpu in [("m0", Decimal("2.0000000000000000001")), ("m1", 1),
                                ("m2", 4), ("m3", 4)]]
@@ -238,8 +238,8 @@ def test_a_grouped_search_passes_the_blocks_that_refuse_its_vector_without_group
     reference = Reference("Prioritized", nodes, {})
     assert fast.attempt_assign_loads([ON_THE_SIDE]) == reference.assign([ON_THE_SIDE])
     calls, patch = recording()
-    with patch, mock.patch("pylighthouse.index.search.check_fit",
-                           side_effect=check_fit) as asked:
+    with patch, mock.patch("pylighthouse.index.search.first_refusal",
+                           side_effect=first_refusal) as asked:
         for batch in ([two("p", cpu, 2)], [two("g", cpu, 2, ["x"])]):
             asked.reset_mock()
             assert fast.attempt_assign_loads(batch) == reference.assign(batch)

@@ -78,7 +78,7 @@ class Entry:
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
                  "kinds_last", "settable", "last", "last_sieve", "together", "crowded",
-                 "pending")
+                 "few", "pending")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -100,6 +100,9 @@ class Entry:
         # all are quickly found: see :meth:`few_having_all`)
         self.together: Optional[Tuple[str, ...]] = None
         self.crowded = -1
+        # (those nodes, when few, and the class's count of joins and
+        # leaves they were found at)
+        self.few: Tuple[int, AbstractSet[Any]] = (-1, _NONE)
         # (the shape's immunities, when a set column of :attr:`holding` may
         # lead its sieves, see :meth:`~.blocks.NodeClass.mask_set`)
         self.settable: Optional[FrozenSet[str]] = None
@@ -148,18 +151,25 @@ class Entry:
         """The nodes of the class having every resource of
         :attr:`together`, when there are at most :data:`FEW` of them (a
         search then tries them in order, as it tries the bearers of a rare
-        tag); else ``None``. O(T) for T nodes having the first; ``None``
-        at once without :attr:`together`, or when there were too many and
-        no node joined or left the class since."""
+        tag); else ``None``. O(T) for T nodes having the first; O(1)
+        again until a node joins or leaves the class (only then do the
+        nodes having a resource change); ``None`` at once without
+        :attr:`together`, or when there were too many and no node joined
+        or left the class since."""
         together = self.together
-        if together is None or self.crowded == self.nodes.members:
+        members = self.nodes.members
+        if together is None or self.crowded == members:
             return None
+        known, having = self.few
+        if known == members:
+            return having  # (no node joined or left the class since they were found)
         bearers = self.nodes.bearers
         having = bearers.get(together[0], _NONE).intersection(
             *(bearers.get(name, _NONE) for name in together[1:]))
         if len(having) <= FEW:
+            self.few = (members, having)
             return having
-        self.crowded = self.nodes.members  # (too many, until a node joins or leaves)
+        self.crowded = members  # (too many, until a node joins or leaves)
         return None
 
     def closed(self) -> bool:

@@ -33,8 +33,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    a sieve led by a sparse column, over the block's nodes having its
    resource);
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
-   workload sharing an aversion group), else ask
-   :func:`pylighthouse.fit.check_fit`. The first yes is the answer.
+   workload sharing an aversion group), else ask the fit rule,
+   :func:`pylighthouse.fit.first_refusal` (the rule of
+   :func:`~pylighthouse.fit.check_fit`, without its argument checks and
+   reason). The first yes is the answer.
 
 A vector never searched for before starts after the run of blocks that
 refuse its shape's *floor*, the least quantities of that shape searched
@@ -73,7 +75,7 @@ from itertools import compress, count, islice, repeat
 from operator import and_, attrgetter, ge, ne
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..fit import check_fit
+from ..fit import first_refusal
 from ..model import Workload
 from .blocks import NodeClass, Refused
 from .columns import JointColumn
@@ -118,7 +120,7 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
     """Whether the search may take ``slot``: open, not averse, and fits."""
     if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
         return False
-    return check_fit(slot.remaining, workload) is None
+    return first_refusal(slot.remaining, workload) is None
 
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
@@ -293,7 +295,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 if groups and not slot.groups.keys().isdisjoint(groups):
                     averse = True
                     continue
-                if check_fit(slot.remaining, workload) is None:
+                if first_refusal(slot.remaining, workload) is None:
                     return slot
         if sharpening is not None:
             nodes.sharpen(index, sharpening, lead)
@@ -337,10 +339,13 @@ def _split_sparse(nodes: NodeClass, pairs: Sieve) -> Tuple[Pairs, Optional[Pairs
     """``pairs`` parted into those of dense columns and those of sparse
     ones (``None`` when there are none). O(len(pairs))."""
     sparse = nodes.sparse
-    found = [pair for pair in pairs if pair[0] in sparse]
-    if not found:
-        return list(pairs), None
-    return [pair for pair in pairs if pair[0] not in sparse], found
+    for key, _ in pairs:
+        if key in sparse:
+            break
+    else:
+        return list(pairs), None  # (the usual case: no sparse column but the lead)
+    return ([pair for pair in pairs if pair[0] not in sparse],
+            [pair for pair in pairs if pair[0] in sparse])
 
 
 def _sparse_positions(block: Any, key: Any, least: float, start: int) -> List[int]:
@@ -351,6 +356,10 @@ def _sparse_positions(block: Any, key: Any, least: float, start: int) -> List[in
     if values is None:
         return []
     keys = block.keys
+    if len(values) == 1:  # (the usual case: a rare resource, one node of the block)
+        for slot, value in values.items():
+            at = bisect_left(keys, slot.key)
+            return [at] if value >= least and at >= start else []
     found = sorted([bisect_left(keys, slot.key) for slot, value in values.items()
                     if value >= least])
     return [at for at in found if at >= start] if start else found
