@@ -301,7 +301,7 @@ class NodeIndex:
 
         Cost: O(1) for a shape proven to fit nowhere since the last gain of
         room; else, per class that can host the shape, O(B + L) comparisons
-        in C and one ``check_fit`` per node that passes the bounds
+        in C and one check of the fit rule per node that passes the bounds
         (:mod:`.search`).
         """
         shape = (tuple(workload.requirements), workload.immunities)
@@ -352,7 +352,7 @@ class NodeIndex:
         takes the workload; else the rest is searched from ``key`` on,
         without wrapping around.
 
-        Cost: one ``check_fit`` per such node and ``at``; then, if none
+        Cost: one check of the fit rule per such node and ``at``; then, if none
         takes it, :meth:`first_fit`'s over the blocks from ``key`` on.
         """
         best = None

@@ -68,7 +68,7 @@ one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
 Cost: O(B) comparisons in C for B blocks of the class, plus O(log L) per
 block whose bounds pass and that keeps a frontier, O(L) in C (and
 O(L log L) to make the frontier when it refuses) per other such block,
-and, per candidate node, one ``check_fit``.
+and, per candidate node, one check of the fit rule.
 """
 from bisect import bisect_left
 from itertools import compress, count, islice, repeat
@@ -90,7 +90,7 @@ _NEG = float("-inf")
 #: Columns sieved inside a block (the first of the sieve, in C: a resource
 #: only some nodes of the class bear, else the joint column when there is
 #: one; the next ones in Python); the rest is left to
-#: ``check_fit``, which few nodes reach, since the block's bounds passed
+#: the fit rule, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
 
@@ -387,7 +387,7 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
 
     Cost: O(P) in C for a run of P blocks standing, then as a search that
     looks inside blocks until the first meeting the sieve, where it stops
-    at its first node passing the floats, with no ``check_fit``.
+    at its first node passing the floats, with no check of the fit rule.
     """
     blocks, versions, stamps = nodes.blocks, nodes.versions, refused.stamps
     done = 0
@@ -451,7 +451,7 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
                 low: Any, high: Any) -> Optional[Any]:
     """:func:`first_in_class` over a few ``candidates`` given in any order.
 
-    Cost: O(K log K) for K candidates, plus one ``check_fit`` each at most.
+    Cost: O(K log K) for K candidates, plus one check of the fit rule each at most.
     """
     for slot in sorted(candidates if low is None and high is None
                        else _in_range(candidates, low, high), key=_KEY):
