@@ -343,7 +343,7 @@ def _split_sparse(nodes: NodeClass, pairs: Sieve) -> Tuple[Pairs, Optional[Pairs
         if key in sparse:
             break
     else:
-        return list(pairs), None  # (the usual case: no sparse column but the lead)
+        return list(pairs), None  # (the usual case: none of them is sparse)
     return ([pair for pair in pairs if pair[0] not in sparse],
             [pair for pair in pairs if pair[0] in sparse])
 
