@@ -551,7 +551,7 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     kept: Optional[Dict[Any, _Kept]] = {} if KEPT and all(
         layout.refused_by is _refused_by_bits for layout in layouts) else None
     words = _Words()
-    lacking = _Lacking(layouts, asked) if kept is not None and len(layouts) > 1 else None
+    lacking = _Lacking(layouts, asked, order) if kept is not None and len(layouts) > 1 else None
     return [_line(load, layouts, singles, cordoned, len(order), kept, words, lacking)
             for load in loads]
 
@@ -568,22 +568,21 @@ class _Lacking:
     set of names asked, O(R) operations on N bits once."""
 
     __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
-                 "everywhere", "remainings")
+                 "everywhere", "order")
 
-    def __init__(self, layouts: List[_Layout], asked: Set[str]) -> None:
+    def __init__(self, layouts: List[_Layout], asked: Set[str], order: Order) -> None:
         self.asked = asked
+        self.order = order  # (the nodes by position: what a node checked alone has left)
         # (per names asked and immunities: see :meth:`gather`; the layout,
         # or ``None`` for none; and those seen once)
         self.gathered: Dict[Any, Optional[_Layout]] = {}
         self.seen: Set[Any] = set()
         self.masks = []
-        self.remainings: Dict[int, Mapping[str, Decimal]] = {}  # (by position)
         having: Dict[str, int] = {}
         nodes = 0
         for layout in layouts:
             mask = 0
             for position, remaining in zip(layout.positions, layout.remainings):
-                self.remainings[position] = remaining
                 bit = 1 << position
                 mask |= bit
                 for key in remaining:
@@ -728,7 +727,7 @@ def _line(load: Workload, layouts: List[_Layout],
         wanting, live, apart = lacking.of(tuple(requirements))
         layouts = [layouts[at] for at in live]
         if apart and not _refused_alone(
-                load, [(position, lacking.remainings[position]) for position in apart], reasons):
+                load, [(position, lacking.order[position][1]) for position in apart], reasons):
             return None
     if kept is not None:
         # Counted as sets of bits, a layout refuses the same nodes the same

@@ -406,8 +406,7 @@ class NodeIndex:
                 if entry.settable is not None and entry.holding is not None \
                         and entry.holding not in entry.nodes.set_masked \
                         and len(entry.nodes.blocks) >= self._set_blocks \
-                        and (entry.together is None
-                             or entry.crowded == entry.nodes.members):
+                        and (entry.together is None or entry.crowded()):
                     entry.nodes.mask_set(entry.holding, asked_by_all(
                         entry.nodes, requirements, entry.settable))
         return None

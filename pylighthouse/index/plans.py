@@ -77,8 +77,8 @@ class Entry:
     ``None``."""
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
-                 "kinds_last", "settable", "last", "last_sieve", "together", "crowded",
-                 "few", "pending")
+                 "kinds_last", "settable", "last", "last_sieve", "together", "few",
+                 "pending")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -99,10 +99,9 @@ class Entry:
         # when few enough nodes have the first that the nodes having them
         # all are quickly found: see :meth:`few_having_all`)
         self.together: Optional[Tuple[str, ...]] = None
-        self.crowded = -1
-        # (those nodes, when few, and the class's count of joins and
-        # leaves they were found at)
-        self.few: Tuple[int, AbstractSet[Any]] = (-1, _NONE)
+        # (the class's count of joins and leaves when those nodes were
+        # last found, and they, or ``None`` when they were too many)
+        self.few: Tuple[int, Optional[AbstractSet[Any]]] = (-1, None)
         # (the shape's immunities, when a set column of :attr:`holding` may
         # lead its sieves, see :meth:`~.blocks.NodeClass.mask_set`)
         self.settable: Optional[FrozenSet[str]] = None
@@ -157,20 +156,25 @@ class Entry:
         :attr:`together`, or when there were too many and no node joined
         or left the class since."""
         together = self.together
-        members = self.nodes.members
-        if together is None or self.crowded == members:
+        if together is None:
             return None
-        known, having = self.few
+        members = self.nodes.members
+        known, few = self.few
         if known == members:
-            return having  # (no node joined or left the class since they were found)
+            return few  # (no node joined or left the class since they were found)
         bearers = self.nodes.bearers
         having = bearers.get(together[0], _NONE).intersection(
             *(bearers.get(name, _NONE) for name in together[1:]))
-        if len(having) <= FEW:
-            self.few = (members, having)
-            return having
-        self.crowded = members  # (too many, until a node joins or leaves)
-        return None
+        few = having if len(having) <= FEW else None
+        self.few = (members, few)
+        return few
+
+    def crowded(self) -> bool:
+        """Whether :meth:`few_having_all` found too many nodes having every
+        resource of :attr:`together` since a node last joined or left the
+        class. O(1)."""
+        known, few = self.few
+        return known == self.nodes.members and few is None
 
     def closed(self) -> bool:
         """Whether no node of the class has offset one of :attr:`wards` (so
