@@ -302,7 +302,11 @@ def render_table(problem: Problem, outcome: Outcome) -> str:
     their reasons, and a last line for the cluster (nodes, placed, unplaced,
     fill per counted resource). A resource not used up never shows 100%.
 
-    Workloads that were already running are marked ``(running)``.
+    Workloads that were already running are marked ``(running)``. Names
+    and reasons are shown with every character that is not printable (a
+    line break, a terminal's escape) written as its escape (``\\n``,
+    ``\\x1b``): a name cannot start a line of its own or steer the
+    terminal.
     """
     distributor = outcome.distributor
     placed = sum(node is not None for node in outcome.assignments.values())
@@ -311,19 +315,32 @@ def render_table(problem: Problem, outcome: Outcome) -> str:
              f"({problem.strategy}, {'partial' if outcome.partial else 'all-or-nothing'})", ""]
     usage = distributor.utilization()["nodes"]
     for state in distributor.node_states():
-        names = [f"{name} (running)" if name in running else name for name in state.workloads]
-        lines.append(f"{state.name}: {', '.join(names) if names else '(empty)'}")
-        width = max((len(key) for key in usage[state.name]), default=0)
+        names = [f"{_shown(name)} (running)" if name in running else _shown(name)
+                 for name in state.workloads]
+        lines.append(f"{_shown(state.name)}: {', '.join(names) if names else '(empty)'}")
+        keys = {key: _shown(key) for key in usage[state.name]}
+        width = max(map(len, keys.values()), default=0)
         for key, figures in usage[state.name].items():
-            lines.append(f"  {key.ljust(width)}  {_gauge(figures)}")
+            lines.append(f"  {keys[key].ljust(width)}  {_gauge(figures)}")
     lines.append("")
     if outcome.unplaced:
         lines.append(f"Not placed ({len(outcome.unplaced)}):")
-        lines.extend(f"  {name}: {reason}" for name, reason in outcome.unplaced.items())
+        lines.extend(f"  {_shown(name)}: {_shown(reason)}"
+                     for name, reason in outcome.unplaced.items())
     else:
         lines.append("Not placed: none")
     lines.extend(["", _summary(problem, outcome)])
     return "\n".join(lines) + "\n"
+
+
+def _shown(text: str) -> str:
+    """``text`` with each character that is not printable written as its
+    escape (``unicode_escape``: ``\\n``, ``\\x1b``, ``\\u200b``); others,
+    accented letters too, as they are."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+                   for char in text)
 
 
 def _gauge(figures: Dict[str, Any]) -> str:
@@ -368,7 +385,7 @@ def _summary(problem: Problem, outcome: Outcome) -> str:
     for key, figures in outcome.distributor.utilization()["cluster"].items():
         capacity, used = _exact(figures["capacity"]), _exact(figures["used"])
         if capacity.is_finite() and capacity > 0 and used.is_finite():
-            fills.append(f"{key} {_percent(used, capacity)}")
+            fills.append(f"{_shown(key)} {_percent(used, capacity)}")
     line = (f"Cluster: {_count(len(problem.nodes), 'node')}, {placed} placed, "
             f"{unplaced} unplaced")
     return line + (f"; fill: {', '.join(fills)}" if fills else "")

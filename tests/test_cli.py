@@ -111,6 +111,29 @@ def test_table_shows_unlimited_and_overcommitted_resources(tmp_path, capsys):
     assert "net  unlimited (5 used)\n" in out
 
 
+def test_table_escapes_characters_that_are_not_printable(tmp_path, capsys):
+    # A name with a line break or a terminal escape must not forge a line of
+    # the report or steer the terminal; printable names, accents too, stay.
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({
+        "nodes": [{"name": "n\x1b[31mred", "resources": {"cpu": 2, "gp\nu": 1, "café": 1}}],
+        "workloads": [{"name": "w\nCluster: 9 nodes", "requirements": {"cpu": 1}},
+                      {"name": "big\t1", "requirements": {"gp\nu": 2}}]}))
+    assert main(["assign", str(path), "--format", "table"]) == 1
+    assert capsys.readouterr().out == (
+        "1 of 2 workloads placed (Prioritized, partial)\n"
+        "\n"
+        "n\\x1b[31mred: w\\nCluster: 9 nodes\n"
+        "  cpu    [##########..........] 1/2 used (50%)\n"
+        "  gp\\nu  [....................] 0/1 used (0%)\n"
+        "  café   [....................] 0/1 used (0%)\n"
+        "\n"
+        "Not placed (1):\n"
+        "  big\\t1: 0/1 nodes fit: 1 insufficient gp\\nu (needs 2, most left 1)\n"
+        "\n"
+        "Cluster: 1 node, 1 placed, 1 unplaced; fill: cpu 50%, gp\\nu 0%, café 0%\n")
+
+
 def test_assign_reads_stdin(capsys, monkeypatch):
     problem = {"nodes": [{"id": "n", "resources": {"cpu": 1}}],
                "workloads": [{"id": "w", "requirements": {"cpu": 1}}]}
