@@ -357,9 +357,9 @@ def _sparse_positions(block: Any, key: Any, least: float, start: int) -> List[in
         return []
     keys = block.keys
     if len(values) == 1:  # (the usual case: a rare resource, one node of the block)
-        for slot, value in values.items():
-            at = bisect_left(keys, slot.key)
-            return [at] if value >= least and at >= start else []
+        [(slot, value)] = values.items()
+        at = bisect_left(keys, slot.key)
+        return [at] if value >= least and at >= start else []
     found = sorted([bisect_left(keys, slot.key) for slot, value in values.items()
                     if value >= least])
     return [at for at in found if at >= start] if start else found
