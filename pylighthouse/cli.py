@@ -16,6 +16,7 @@ import attr
 
 from . import __version__
 from .errors import LighthouseException
+from .explain import printable
 from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
 from .progress import Progress
 from .quantities import to_number
@@ -315,32 +316,22 @@ def render_table(problem: Problem, outcome: Outcome) -> str:
              f"({problem.strategy}, {'partial' if outcome.partial else 'all-or-nothing'})", ""]
     usage = distributor.utilization()["nodes"]
     for state in distributor.node_states():
-        names = [f"{_shown(name)} (running)" if name in running else _shown(name)
+        names = [f"{printable(name)} (running)" if name in running else printable(name)
                  for name in state.workloads]
-        lines.append(f"{_shown(state.name)}: {', '.join(names) if names else '(empty)'}")
-        keys = {key: _shown(key) for key in usage[state.name]}
+        lines.append(f"{printable(state.name)}: {', '.join(names) if names else '(empty)'}")
+        keys = {key: printable(key) for key in usage[state.name]}
         width = max(map(len, keys.values()), default=0)
         for key, figures in usage[state.name].items():
             lines.append(f"  {keys[key].ljust(width)}  {_gauge(figures)}")
     lines.append("")
     if outcome.unplaced:
         lines.append(f"Not placed ({len(outcome.unplaced)}):")
-        lines.extend(f"  {_shown(name)}: {_shown(reason)}"
+        lines.extend(f"  {printable(name)}: {printable(reason)}"
                      for name, reason in outcome.unplaced.items())
     else:
         lines.append("Not placed: none")
     lines.extend(["", _summary(problem, outcome)])
     return "\n".join(lines) + "\n"
-
-
-def _shown(text: str) -> str:
-    """``text`` with each character that is not printable written as its
-    escape (``unicode_escape``: ``\\n``, ``\\x1b``, ``\\u200b``); others,
-    accented letters too, as they are."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-                   for char in text)
 
 
 def _gauge(figures: Dict[str, Any]) -> str:
@@ -385,7 +376,7 @@ def _summary(problem: Problem, outcome: Outcome) -> str:
     for key, figures in outcome.distributor.utilization()["cluster"].items():
         capacity, used = _exact(figures["capacity"]), _exact(figures["used"])
         if capacity.is_finite() and capacity > 0 and used.is_finite():
-            fills.append(f"{_shown(key)} {_percent(used, capacity)}")
+            fills.append(f"{printable(key)} {_percent(used, capacity)}")
     line = (f"Cluster: {_count(len(problem.nodes), 'node')}, {placed} placed, "
             f"{unplaced} unplaced")
     return line + (f"; fill: {', '.join(fills)}" if fills else "")

@@ -12,7 +12,7 @@ import attr
 from .fit import INSUFFICIENT, Reason
 from .quantities import to_number
 
-__all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shortfall"]
+__all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shortfall", "printable"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -123,3 +123,14 @@ def one_line(fits: int, averse: int, total: int, summary: List[str]) -> str:
         line += (f" ({averse} only by sharing an aversion group"
                  f"{' with it' if averse == 1 else ''})")
     return f"{line}: {', '.join(summary)}" if summary else line
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: each character that is not printable written
+    as its escape (``unicode_escape``: ``\\n``, ``\\x1b``, ``\\u200b``), others,
+    accented letters too, as they are; so a name cannot break or forge a
+    line of a table or a report."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+                   for char in text)

@@ -640,6 +640,22 @@ def test_the_demo_is_deterministic_and_keeps_every_workload(capsys):
     assert any("revoked vm-1" in line for line in lines)
 
 
+def test_the_demo_escapes_node_names_that_are_not_printable(tmp_path, capsys):
+    # A template name with a line break or a terminal escape must not forge
+    # a cycle line: its nodes are written with the characters escaped.
+    data = json.loads(DEMO.read_text())
+    data["templates"][0]["name"] = "v\nm\x1b[2J"
+    data["simulation"]["fail"] = []
+    data["simulation"]["revocations"] = []
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(data))
+    assert main(["manage", str(config), "--simulate", "--cycles", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["cycle"] * 3 + ["summary:"]
+    assert "requested v\\nm\\x1b[2J-1" in lines[0]
+    assert not any("\x1b" in line for line in lines)
+
+
 def test_the_demo_with_a_store_leaves_a_manager_to_resume(tmp_path, capsys):
     store = str(tmp_path / "demo.db")
     config = str(DEMO)

@@ -11,6 +11,7 @@ import attr
 
 from ..distributors import Distributor
 from ..errors import InvalidInputError, InvalidTypeError
+from ..explain import printable
 from ..model import Node, Workload
 from ..problem import new_distributor
 from .manager import ElasticManager
@@ -253,7 +254,7 @@ def simulate(manager: ElasticManager, provider: Any, settings: Dict[str, Any],
                 del started[name]
         waited += len(report.pending)
         peak = max(peak, len(manager.nodes) + len(manager.creating))
-        events = "".join(f"  {what} {','.join(names)}" for what, names in (
+        events = "".join(f"  {what} {','.join(map(printable, names))}" for what, names in (
             ("revoked", revoked), ("added", report.added), ("requested", report.requested),
             ("failed", report.failed), ("lost", report.lost), ("deleted", report.deleted),
             ("errors", report.errors)) if names)
