@@ -3,6 +3,7 @@ import os
 import sys
 import signal
 import time
+from typing import Any, Dict
 from unittest import mock
 
 import pytest
@@ -348,3 +349,36 @@ def test_a_tiny_misses_run_counts_every_search_of_every_strategy(capsys):
     # (an over-subscribed cluster leaves workloads out, whatever the strategy)
     assert all(row["missed"] and row["missed_us"] > 0 for row in rows if row["mix"] == "over")
     assert "| BestFit |" in capsys.readouterr().out
+
+
+def test_a_tiny_groups_run_measures_grouped_and_plain_probes(capsys):
+    import groups
+    rows = groups.main(["--sizes", "30x300", "--groups", "2", "5", "--same",
+                        "--strategies", "BinPack", "Prioritized"])
+    assert [(row["groups"], row["strategy"]) for row in rows] == [
+        (2, "BinPack"), (2, "Prioritized"), (5, "BinPack"), (5, "Prioritized")]
+    for row in rows:
+        assert row["same"] is True
+        assert row["plain_us"] > 0 and row["grouped_us"] > 0
+        assert row["ratio"] == pytest.approx(row["grouped_us"] / row["plain_us"])
+    assert "members ask alike" in capsys.readouterr().out
+
+
+def test_the_groups_script_puts_a_quarter_in_its_groups_and_members_ask_alike():
+    import random
+    import groups
+    import mixes
+    nodes, workloads = groups._grouped(mixes.problem("groups4000", 20, 2000), 3,
+                                       random.Random(1))
+    named = [spec["aversion_groups"] for spec in workloads if "aversion_groups" in spec]
+    assert 400 < len(named) < 600
+    assert {group for each in named for group in each} == {"group-0", "group-1", "group-2"}
+    rng = random.Random(2)
+    probes = [groups._probe("grouped", 10, True, index, rng) for index in range(200)]
+    asked: Dict[str, Any] = {}
+    for probe in probes:
+        (group,) = probe["aversion_groups"]
+        assert asked.setdefault(group, probe["requirements"]) == probe["requirements"]
+    assert len(set(map(str, asked.values()))) > 1
+    plain = groups._probe("plain", 10, True, 0, rng)
+    assert "aversion_groups" not in plain
