@@ -26,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import mixes  # noqa: E402
-from matrix import PROBES, ROUNDS, STRATEGIES, per_workload, run_once  # noqa: E402
+from matrix import (PROBES, ROUNDS, STRATEGIES, per_workload, probe_requirements,  # noqa: E402
+                    run_once)
 
 
 def _grouped(problem: mixes.Problem, groups: int, rng: random.Random) -> mixes.Problem:
@@ -43,8 +44,8 @@ def _grouped(problem: mixes.Problem, groups: int, rng: random.Random) -> mixes.P
 
 def _probe(kind: str, groups: int, same: bool, index: int,
            rng: random.Random) -> Dict[str, Any]:
-    requirements = {"cpu": rng.choice(mixes.CPU), "mem": rng.choice(mixes.MEM)}
-    spec: Dict[str, Any] = {"name": f"probe-{kind}-{index}", "requirements": requirements}
+    spec: Dict[str, Any] = {"name": f"probe-{kind}-{index}",
+                            "requirements": probe_requirements(rng)}
     if kind == "grouped":
         group = rng.randrange(groups)
         spec["aversion_groups"] = [f"group-{group}"]

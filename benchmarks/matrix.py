@@ -116,6 +116,11 @@ def per_workload(distributor: lighthouse.Distributor, batch: List[Dict[str, Any]
     return (time.process_time() - start) / len(batch)
 
 
+def probe_requirements(rng: random.Random) -> Dict[str, Any]:
+    """A probe's requirements: cpu and memory drawn as the mixes draw them."""
+    return {"cpu": rng.choice(mixes.CPU), "mem": rng.choice(mixes.MEM)}
+
+
 def probes(mix: str, distributor: lighthouse.Distributor, nodes: Sequence[Dict[str, Any]],
            seed: int) -> Dict[str, List[Dict[str, Any]]]:
     """Fresh batches of each kind of workload the mix has, plain ones first."""
@@ -126,8 +131,7 @@ def probes(mix: str, distributor: lighthouse.Distributor, nodes: Sequence[Dict[s
     def batch(kind: str) -> List[Dict[str, Any]]:
         made = []
         for index in range(PROBES):
-            requirements: Dict[str, Any] = {"cpu": rng.choice(mixes.CPU),
-                                            "mem": rng.choice(mixes.MEM)}
+            requirements = probe_requirements(rng)
             spec: Dict[str, Any] = {"name": f"probe-{kind}-{seed}-{index}",
                                     "requirements": requirements}
             if kind == "rare":
