@@ -933,6 +933,8 @@ class Distributor:
             if nodes is None:
                 nodes = self._group_nodes[group] = Counter()
             nodes[slot.name] += 1
+        if self._index is not None and workload.aversion_groups:
+            self._index.regrouped(slot, workload.aversion_groups)
 
     def _unplace(self, name: str, keep_entry: bool = False) -> _Slot:
         """Take workload ``name`` off its node; ``keep_entry`` leaves its
@@ -967,6 +969,8 @@ class Distributor:
             _decrement(nodes, slot.name)
             if not nodes:
                 del self._group_nodes[group]
+        if self._index is not None and workload.aversion_groups:
+            self._index.regrouped(slot, workload.aversion_groups)
         return slot
 
     def _join(self, nodes: List[Node]) -> None:

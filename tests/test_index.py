@@ -9,6 +9,8 @@ shortcomings and wards, infinite resources, negative rubric weights and
 undefined BinPack scores. After every step the index's own invariants are
 checked against a recomputation from scratch.
 """
+import pickle
+import random
 from contextlib import contextmanager
 from decimal import Decimal
 from types import SimpleNamespace
@@ -23,6 +25,7 @@ from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
+from pylighthouse.index import blocks
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
 from pylighthouse.index.columns import LOWEST
@@ -58,24 +61,33 @@ FLOORS = {"eager": (0, 1, 0, 0), "cached": (0, 4, 0, 0), "lazy": (0, 3, 2, 2),
 SPARSE = st.sampled_from([1, None])
 
 
+#: When classes make group columns (AVERSE_RUN, MAX_GROUP_COLUMNS): at the
+#: first search avoiding a group ("eager"), the same with one column a
+#: class at most ("one"), or as the library does ("library").
+GROUPING = {"eager": (0, 16), "one": (0, 1), "library": None}
+
+
 @contextmanager
-def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None):
+def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None,
+                grouping="library"):
     policy = JOINT[joint] or plans.joint_policy()
     floor = FLOORS[floors] or index_nodes.floor_policy()
     sparse = index_nodes.SPARSE if sparse is None else sparse
+    group = GROUPING[grouping] or (index_nodes.AVERSE_RUN, blocks.MAX_GROUP_COLUMNS)
     with mock.patch.object(Distributor, "_indexed", indexed), \
             mock.patch.object(Distributor, "_index_load", load), \
             mock.patch.multiple(plans, JOINT_WINDOW=policy[0], JOINT_WASTE=policy[1],
                                 JOINT_GAIN=policy[2], JOINT_SIZE=policy[3]), \
             mock.patch.multiple(index_nodes, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
                                 FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0,
-                                SPARSE=sparse):
+                                SPARSE=sparse, AVERSE_RUN=group[0]), \
+            mock.patch.object(blocks, "MAX_GROUP_COLUMNS", group[1]):
         yield
 
 
 def make(strategy, nodes, rubric, indexed, load=2, joint="eager", floors="eager",
-         sparse=None):
-    with settings_of(indexed, load, joint, floors, sparse):
+         sparse=None, grouping="library"):
+    with settings_of(indexed, load, joint, floors, sparse, grouping):
         if strategy == "BinPack":
             return lighthouse.BinPackDistributor(rubric, nodes)
         if strategy == "BestFit":
@@ -248,10 +260,10 @@ def test_a_column_reads_minus_infinity_where_a_node_lacks_the_resource_or_is_cor
 @given(strategy=STRATEGIES, nodes=clusters(max_nodes=14), rubric=RUBRICS,
        steps=operations(max_steps=10), load=st.sampled_from([1, 2, 3, 8]),
        joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)),
-       sparse=SPARSE)
+       sparse=SPARSE, grouping=st.sampled_from(sorted(GROUPING)))
 def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load, joint, floors,
-                                         sparse):
-    fast = make(strategy, nodes, rubric, True, load, joint, floors, sparse)
+                                         sparse, grouping):
+    fast = make(strategy, nodes, rubric, True, load, joint, floors, sparse, grouping)
     plain = make(strategy, nodes, rubric, False)
     reference = Reference(strategy, nodes, rubric)
     assert plain._index is None
@@ -399,16 +411,18 @@ REPLICA_STEPS = st.lists(st.tuples(
 
 @settings(max_examples=120, deadline=None)
 @given(strategy=STRATEGIES, steps=REPLICA_STEPS, load=st.sampled_from([1, 2, 48]),
-       one_by_one=st.booleans())
-def test_replicas_with_groups_decide_like_the_reference(strategy, steps, load, one_by_one):
+       one_by_one=st.booleans(), grouping=st.sampled_from(sorted(GROUPING)))
+def test_replicas_with_groups_decide_like_the_reference(strategy, steps, load, one_by_one,
+                                                        grouping):
     """Replicas of a few shapes, with and without aversion groups, placed one
     by one or in batches; placing, releasing, adding, cordoning, draining and
     removing in between: the same decisions as the plain scan and the
-    reference."""
+    reference, with group columns made at once, one a class, or as the
+    library makes them."""
     rubric = {"cpu": 1, "mem": -0.5}
     nodes = SHAPE_NODES + [{"name": f"e{i}", "resources": {"cpu": 4, "mem": 4}}
                            for i in range(4)]
-    fast = make(strategy, nodes, rubric, True, load)
+    fast = make(strategy, nodes, rubric, True, load, grouping=grouping)
     plain = make(strategy, nodes, rubric, False)
     reference = Reference(strategy, nodes, rubric)
     made = 0
@@ -441,6 +455,54 @@ def test_replicas_with_groups_decide_like_the_reference(strategy, steps, load, o
             assert run(operation, plain) == expected, operation
             assert_same_state(fast, reference)
         check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["BinPack", "Prioritized", "BestFit"])
+def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(strategy):
+    """A cluster filled with members of a few aversion groups, of many
+    sizes, then some released and more placed: under BinPack the first
+    nodes host every group, so searches step over them until the classes
+    make group columns as the library does (checked: made, and holding each
+    node's value); every decision stays the reference's."""
+    rng = random.Random(strategy)
+    nodes = [{"name": f"n{i:03d}",
+              "resources": {"cpu": rng.choice([4, 8, 16]), "mem": rng.choice([8, 16, 32])}}
+             for i in range(160)]
+    rubric = {"cpu": 1, "mem": 0.25}
+    fast = make(strategy, nodes, rubric, True, 8)
+    reference = BestFitReference(nodes) if strategy == "BestFit" \
+        else Reference(strategy, nodes, rubric)
+    made = 0
+    for round_ in range(4):
+        batch = []
+        for _ in range(300):
+            requirements = {"cpu": rng.randrange(1, 40) / 20, "mem": rng.randrange(1, 40) / 10}
+            spec = {"name": f"w{made}", "requirements": requirements}
+            if rng.random() < 0.5:
+                spec["aversion_groups"] = [f"g{rng.randrange(4)}"]
+            batch.append(spec)
+            made += 1
+        assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+        assert_same_state(fast, reference)
+        check_index(fast)
+        placed = sorted(reference.assignments())
+        gone = rng.sample(placed, len(placed) // 5)
+        assert run(("release", gone), fast) == reference.release(gone)
+        if round_ == 1:
+            victim = rng.choice(nodes)["name"]
+            cordon = ("cordon", victim)
+            assert run(cordon, fast) == run_reference(cordon, reference)
+    if strategy == "BinPack":  # (the one whose first nodes host every group)
+        assert any(nodes.grouped for nodes in fast._index._classes.values())
+    assert_same_state(fast, reference)
+    check_index(fast)
+    # (a copy keeps its group columns, and they keep working)
+    copied = pickle.loads(pickle.dumps(fast))
+    batch = [{"name": f"late{i}", "requirements": {"cpu": 0.05 * (i % 7 + 1)},
+              "aversion_groups": [f"g{i % 4}"]} for i in range(60)]
+    assert copied.attempt_assign_loads(batch) == reference.assign(batch)
+    assert_same_state(copied, reference)
+    check_index(copied)
 
 
 def test_a_release_that_frees_only_a_group_reopens_the_node():

@@ -9,8 +9,8 @@ Where things are:
 * :mod:`.search`: **where a node is chosen**: the first node of a class, in
   order, that passes the bounds and then :func:`pylighthouse.fit.check_fit`;
 * :mod:`.blocks`: one class of nodes in order, in blocks with float columns
-  (dense, or sparse for a resource few nodes have) and exact per-block
-  bounds;
+  (dense, or sparse for a resource few nodes have; group columns for
+  aversion groups with many members) and exact per-block bounds;
 * :mod:`.derived`: columns over several resources of a node at once (joint,
   masked and set columns, frontiers), part of every class;
 * :mod:`.columns`: what a node shows in a column.

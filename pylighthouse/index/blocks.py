@@ -27,6 +27,12 @@ column the class also keeps a *top*, at least its largest bound: raised
 with the bounds, brought down only by a search that found no node in the
 whole class (:meth:`NodeClass.settle`).
 
+A *group column* (:meth:`NodeClass.group_column`) reads 0 for an open node
+hosting no workload of one aversion group and minus infinity for the
+others: made for a group whose members' searches stepped over many nodes
+hosting it, it lets the next ones pass those nodes, and the blocks made
+of them, in C.
+
 Bounds are per column, so a block whose cpu bound is on one node and
 whose memory bound is on another passes a workload that neither node
 takes: the columns over several resources at once (joint, masked and set
@@ -51,7 +57,8 @@ from bisect import bisect_left
 from itertools import islice
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
-from .columns import LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, JointColumn, column_value
+from .columns import (LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn, JointColumn,
+                      column_value)
 from .derived import DerivedColumns
 
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
@@ -71,6 +78,10 @@ MAX_COUNTED = 4096
 #: :meth:`NodeClass.add_column`): a cluster may have hundreds of kinds of
 #: device, each on a few nodes in a hundred.
 SPARSE = 16
+#: At most this many group columns a class keeps (see
+#: :meth:`NodeClass.group_column`): each costs a float a node, and a list
+#: operation whenever a node moves within its block.
+MAX_GROUP_COLUMNS = 16
 
 
 class Block:
@@ -87,11 +98,11 @@ class Block:
     __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts", "sparse")
 
     def __init__(self, slots: List[Any], columns: List[str],
-                 cols: Optional[Dict[str, List[float]]] = None):
+                 cols: Optional[Dict[Any, List[float]]] = None):
         self.slots = slots
         self.keys = [slot.key for slot in slots]
         # (``cols``: the nodes' columns when known, as when blocks split or merge)
-        self.cols: Dict[str, List[float]] = {
+        self.cols: Dict[Any, List[float]] = {
             key: [column_value(slot, key) for slot in slots] for key in columns} \
             if cols is None else cols
         self.frontier: Optional[Tuple[List[float], ...]] = None
@@ -218,14 +229,16 @@ class NodeClass(DerivedColumns):
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "countdown", "wasted", "members", "period",
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
-                 "sparse", "sparse_by_name", "sparse_share", "sparse_held")
+                 "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
+                 "stepped", "group_columns")
 
-    def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE):
+    def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
+                 group_columns: int = MAX_GROUP_COLUMNS):
         self.keys = keys
         self.columns: List[str] = [OPEN]
         self.blocks: List[Block] = []
         self.lasts: List[Any] = []  # each block's last key, for bisection
-        self.bounds: Dict[str, List[float]] = {OPEN: []}
+        self.bounds: Dict[Any, List[float]] = {OPEN: []}
         # Per column, at least its largest bound (see :meth:`beyond`):
         # raised with any bound, lowered only by :meth:`settle`.
         self.tops: Dict[Any, float] = {OPEN: NEG}
@@ -272,6 +285,12 @@ class NodeClass(DerivedColumns):
         self.sparse_share = sparse  # (:data:`SPARSE`, as the index was made with it)
         # (per node, the sparse columns it has a value in, made when first asked)
         self.sparse_held: Dict[Any, List[Any]] = {}
+        # The group columns, per aversion group (see :meth:`group_column`),
+        # and how many nodes hosting one of its groups the last search
+        # stepped over (set by :func:`.search.first_in_class`).
+        self.grouped: Dict[str, GroupColumn] = {}
+        self.stepped = 0
+        self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
@@ -298,6 +317,38 @@ class NodeClass(DerivedColumns):
                 known.append(names)
             blocks[bisect_left(lasts, slot.key)].counts[names] += 1
         return True
+
+    def group_column(self, name: str) -> Optional[GroupColumn]:
+        """The group column of aversion group ``name``, made now if the class
+        has none yet (``None`` when it keeps :data:`MAX_GROUP_COLUMNS`, as
+        the index was made with it, already): 0 for an open node hosting no
+        workload of the group, minus infinity for the others. A search for a workload of the group
+        passes in C the blocks whose every node hosts it, and inside a block
+        the nodes that do: a BinPack cluster fills its first nodes with one
+        member of each of a few groups, and the next member of one would
+        step over them all, one by one. Kept by :meth:`regroup`. O(N)
+        once."""
+        key = self.grouped.get(name)
+        if key is None:
+            if len(self.grouped) >= self.group_columns:
+                return None
+            key = self.grouped[name] = GroupColumn(("group", name))
+            self.add_column(key)
+        return key
+
+    def regroup(self, index: int, position: int, names: Iterable[str]) -> None:
+        """The node at ``position`` of block ``index`` gained or lost a
+        workload of each of aversion groups ``names``: its values in their
+        group columns follow (its block's version is the caller's: losing
+        a group is a gain, see :meth:`renew`). O(1) a column mostly, O(L)
+        when the node held its block's bound."""
+        grouped = self.grouped
+        block = self.blocks[index]
+        slot = block.slots[position]
+        for name in names:
+            key = grouped.get(name)
+            if key is not None:
+                self._rewrite(index, position, key, block.cols[key], column_value(slot, key))
 
     def _held(self, slot: Any) -> List[FrozenSet[str]]:
         """The counted sets of resources ``slot`` has all of. O(1) mostly."""
@@ -723,7 +774,7 @@ class NodeClass(DerivedColumns):
     # ------------------------------------------------------------- blocks
 
     def _new_block(self, index: int, slots: List[Any],
-                   cols: Optional[Dict[str, List[float]]] = None,
+                   cols: Optional[Dict[Any, List[float]]] = None,
                    sparse: Optional[Dict[Any, Dict[Any, float]]] = None) -> None:
         block = Block(slots, self.columns, cols)
         if self.sparse:

@@ -1,16 +1,17 @@
 """What a node shows in a column of the index: one float a column, read from its room.
 
 A *column* is a resource some workload asked for (its key is the
-resource's name), :data:`OPEN` (0 for an open node), or a
+resource's name), :data:`OPEN` (0 for an open node), a
 :class:`JointColumn`, the least of several resources each multiplied by a
-scale (the joint, masked and set columns of :mod:`.derived`).
+scale (the joint, masked and set columns of :mod:`.derived`), or a
+:class:`GroupColumn`, 0 for an open node not hosting an aversion group.
 :func:`column_value` gives a node's value in any of them; minus infinity
 means only that the node lacks the resource or is cordoned. O(1) each.
 """
 from typing import Any, Tuple
 
-__all__ = ["JointColumn", "column_value", "NEG", "INF", "LOWEST", "OPEN", "MASK", "RATIOS",
-           "MIDDLE", "MAX_HOLDING"]
+__all__ = ["JointColumn", "GroupColumn", "column_value", "NEG", "INF", "LOWEST", "OPEN", "MASK",
+           "RATIOS", "MIDDLE", "MAX_HOLDING"]
 
 NEG = float("-inf")
 INF = float("inf")
@@ -49,6 +50,18 @@ class JointColumn(Tuple[Any, ...]):
     __ne__ = object.__ne__
 
 
+class GroupColumn(Tuple[Any, ...]):
+    """The key of a group column, ``("group", name)`` (see
+    :meth:`.blocks.NodeClass.group_column`): 0 for an open node hosting no
+    workload of aversion group ``name``, minus infinity for the others.
+    Hashed and compared by identity, as :class:`JointColumn` is."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+
 def column_value(slot: Any, key: Any) -> float:
     """The float a node shows in column ``key``: its remaining quantity (at
     least :data:`LOWEST`, so that minus infinity means only "lacks ``key``
@@ -57,6 +70,8 @@ def column_value(slot: Any, key: Any) -> float:
         return NEG
     if key == OPEN:
         return 0.0
+    if type(key) is GroupColumn:
+        return NEG if key[1] in slot.groups else 0.0
     if type(key) is JointColumn:
         remaining = slot.remaining
         least = INF

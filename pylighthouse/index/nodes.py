@@ -16,6 +16,8 @@ The interface a strategy uses (all a distributor calls):
   the old quantities of the names that changed);
 * ``cordoned(slot)``: its ``cordoned`` flag was flipped;
 * ``touched(slot)``: a workload with aversion groups left it;
+* ``regrouped(slot, groups)``: it gained or lost a workload of each of
+  ``groups`` (after ``slot.groups`` changed);
 * ``first_fit(workload, groups, start)``: the first node in order from
   rank ``start`` (wrapping around) that takes the workload, skipping nodes
   that host one of ``groups``;
@@ -31,12 +33,14 @@ from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
 from operator import attrgetter, ge, lt
-from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Protocol,
-                    Sequence, Tuple)
+from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
+                    Protocol, Sequence, Tuple)
 
 from ..model import Workload
 from ..quantities import ZERO
 from .blocks import SPARSE, Floor, NodeClass
+from . import blocks as _blocks
+from .columns import GroupColumn
 from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class, refusing_run
 
@@ -69,6 +73,11 @@ FLOOR_PERIOD = 16
 #: fill from the front, as with RoundRobin).
 FLOOR_LEAST = 2
 FLOOR_IDLE = 64
+
+#: A search that steps over this many nodes of a class hosting a group it
+#: avoids, one by one, makes the class's group column of the group (see
+#: :meth:`~.blocks.NodeClass.group_column`).
+AVERSE_RUN = 32
 
 FloorPolicy = Tuple[int, int, int, int]
 
@@ -165,6 +174,8 @@ class NodeIndex:
         self._floors = floor_policy()  # (when classes use their floors)
         self._set_blocks = SET_BLOCKS  # (when classes make set columns)
         self._sparse = SPARSE  # (which columns classes make sparse)
+        # (when classes make group columns, and how many at most)
+        self._grouping = (AVERSE_RUN, _blocks.MAX_GROUP_COLUMNS)
 
     def __len__(self) -> int:
         return len(self._home)
@@ -211,7 +222,8 @@ class NodeIndex:
         signed = frozenset(key for key, value in resources.items() if value < ZERO)
         nodes = self._classes.get(signed)
         if nodes is None:
-            nodes = self._classes[signed] = NodeClass(signed, self._load, self._sparse)
+            nodes = self._classes[signed] = NodeClass(signed, self._load, self._sparse,
+                                                      self._grouping[1])
             self._layout += 1
         if self._ordering is None:
             self._joins += 1
@@ -281,6 +293,16 @@ class NodeIndex:
         nodes = self._home[slot.name]
         nodes.renew(nodes.locate(slot.key)[0])
 
+    def regrouped(self, slot: Any, groups: Iterable[str]) -> None:
+        """``slot.groups`` gained or lost each of ``groups``: the group
+        columns of its class follow (see
+        :meth:`~.blocks.NodeClass.group_column`). O(1) for a class without
+        any; else O(log N) and O(1) a column, mostly."""
+        nodes = self._home[slot.name]
+        if nodes.grouped:
+            index, position = nodes.locate(slot.key)
+            nodes.regroup(index, position, groups)
+
     def bearer_count(self, key: str) -> int:
         """How many nodes have resource ``key`` (any quantity, cordoned
         ones too). O(K) for K classes."""
@@ -321,6 +343,7 @@ class NodeIndex:
         self._floors = other._floors
         self._set_blocks = other._set_blocks
         self._sparse = other._sparse
+        self._grouping = other._grouping
         for keys, nodes in self._classes.items():
             before = other._classes.get(keys)
             if before is None:
@@ -330,7 +353,9 @@ class NodeIndex:
             for column in [*before.columns, *before.sparse]:
                 # (the joint ones are made below; the masked ones, keyed by
                 # the other index's joint columns, by the plans that use them)
-                if column not in joint:
+                if type(column) is GroupColumn:
+                    nodes.group_column(column[1])
+                elif column not in joint:
                     nodes.add_column(column)
             if before.joint is not None and nodes.joint is None \
                     and all(nodes.bearers.get(name) for name, _ in before.joint[0][1]):
@@ -420,7 +445,11 @@ class NodeIndex:
         of a flavour seen before reads no float and makes no sieve. (The
         entry keeps the last sieve it made, with ``needed``, the object:
         the next span of the same search, whose record of the vector is
-        new, takes it.)"""
+        new, takes it.) A search that stepped over :data:`AVERSE_RUN`
+        nodes of a class hosting one of ``groups``, one by one, has the
+        class make a group column for one of them (see
+        :meth:`~.blocks.NodeClass.group_column`), which the next searches
+        for the group use."""
         best = None
         floats: Optional[Dict[str, float]] = None
         for entry in plan.entries:
@@ -472,9 +501,23 @@ class NodeIndex:
                 holding = entry.holding
                 counted = holding if holding is not None and len(holding) > 1 \
                     and self._ordering is not None and nodes.counting(holding) else None
+                # (a group column of one of the groups to avoid, if the
+                # class has one: see :meth:`~.blocks.NodeClass.group_column`)
+                apart = None
+                if groups and nodes.grouped:
+                    for group in groups:
+                        apart = nodes.grouped.get(group)
+                        if apart is not None:
+                            break
                 found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
                                        shape, needed, refused, skip,
-                                       holding if self._ordering is None else None, counted)
+                                       holding if self._ordering is None else None, counted,
+                                       apart)
+                if groups and nodes.stepped >= self._grouping[0] and apart is None:
+                    # (it stepped over many nodes hosting its groups, one by one)
+                    for group in sorted(groups):
+                        if nodes.group_column(group) is not None:
+                            break
                 nodes.countdown -= 1
                 if not nodes.countdown and review_joint(nodes, workload.requirements,
                                                         workload.immunities, self._joint):

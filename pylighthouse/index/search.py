@@ -14,10 +14,13 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    on another (a workload larger than any node's room
    stops there, not at the end of the class);
 2. blocks whose bounds pass every pair: those passing the first pair (and
-   not known to refuse, see below) are found in C (``compress`` over
-   ``map(ge, ...)`` on the class's bound column), and only those are
-   compared on the other pairs, in Python (chaining every column through
-   ``map`` in C costs more than it saves: most blocks fail the first);
+   not known to refuse, see below; and, for a workload of an aversion
+   group that has a *group column* in the class, having an open node not
+   hosting the group, see :meth:`~.blocks.NodeClass.group_column`) are
+   found in C (``compress`` over ``map(ge, ...)`` on the class's bound
+   column), and only those are compared on the other pairs, in Python
+   (chaining every column through ``map`` in C costs more than it saves:
+   most blocks fail the first);
 3. a block with no node having every resource the workload asks for
    that only some nodes of the class have (two or more of them: the
    class counts such nodes per block where nodes move at every
@@ -26,14 +29,17 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    :meth:`~.blocks.NodeClass.frontier`) and has no node with enough of
    both joint resources, by one bisection; else, inside the
    block, the nodes whose floats pass every pair, found the same way on
-   the block's columns (for a workload asking for resources that only
+   the block's columns, the group column's too (for a workload asking
+   for resources that only
    some nodes of the class have, in Python over the nodes having them
    all, which the block keeps per set of such resources until a node
    joins, leaves or moves in it: see :meth:`~.blocks.Block.holding`; for
    a sieve led by a sparse column, over the block's nodes having its
    resource);
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
-   workload sharing an aversion group), else ask the fit rule,
+   workload sharing an aversion group: a search that steps over many such
+   nodes one by one has the class make the group's column for the next
+   ones, see :meth:`.nodes.NodeIndex._earliest`), else ask the fit rule,
    :func:`pylighthouse.fit.first_refusal` (the rule of
    :func:`~pylighthouse.fit.check_fit`, without its argument checks and
    reason). The first yes is the answer.
@@ -78,7 +84,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Seq
 from ..fit import first_refusal
 from ..model import Workload
 from .blocks import NodeClass, Refused
-from .columns import JointColumn
+from .columns import NEG, GroupColumn, JointColumn
 
 __all__ = ["first_in_class", "first_among", "acceptable", "refusing_run", "Sieve"]
 
@@ -97,16 +103,20 @@ NEAR = 9
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
              versions: List[int], stamps: Optional[List[int]],
-             plain: Optional[List[int]] = None) -> Tuple[Iterator[int], List[Any]]:
+             plain: Optional[List[int]] = None,
+             apart: Optional[GroupColumn] = None) -> Tuple[Iterator[int], List[Any]]:
     """Indices from ``start`` on where the first sieve column reaches its
-    threshold and whose stamp (and ``plain`` stamp, if given) is not the
-    current version (they refused already), found in C (``None`` for
-    stamps never written: no comparing); and the other (column,
-    threshold) pairs, for the caller to compare where those pass (a
-    generator doing it costs more)."""
+    threshold, whose stamp (and ``plain`` stamp, if given) is not the
+    current version (they refused already) and, given group column
+    ``apart``, where some open node does not host its group, found in C
+    (``None`` for stamps never written: no comparing); and the other
+    (column, threshold) pairs, for the caller to compare where those pass
+    (a generator doing it costs more)."""
     (key, threshold), rest = sieve[0], sieve[1:]
     values = columns[key]
     passes: Iterator[bool] = map(ge, islice(values, start, None), repeat(threshold))
+    if apart is not None:
+        passes = map(and_, passes, map(ge, islice(columns[apart], start, None), repeat(0.0)))
     if stamps is not None:
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(stamps, start, None)))
@@ -127,7 +137,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                    groups: FrozenSet[str], low: Any, high: Any,
                    shape: Any, needed: Tuple[Any, ...], refused: Refused,
                    skip: int = 0, holding: Optional[FrozenSet[str]] = None,
-                   counted: Optional[FrozenSet[str]] = None) -> Optional[Any]:
+                   counted: Optional[FrozenSet[str]] = None,
+                   apart: Optional[GroupColumn] = None) -> Optional[Any]:
     """The first node of ``nodes`` with order key in [``low``, ``high``) that
     takes ``workload`` (``None`` for an open end), avoiding nodes that host
     one of ``groups``; ``None`` when there is none. ``shape`` and ``needed``
@@ -142,6 +153,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     ``counted``: such resources (two or more) whose holders each block
     counts (see :meth:`~.blocks.NodeClass.counting`), when a block where
     no node has them all is to be passed without looking inside.
+    ``apart``: the class's group column of one of ``groups``, if it has
+    one: a block whose every node hosts the group is passed by its bound,
+    and inside a block the nodes hosting it are passed in C.
 
     With ``groups``, the blocks that refuse the same vector without groups
     are passed too (avoiding nodes only ever refuses more), and a block
@@ -152,6 +166,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     Cost: see the module docstring.
     """
     blocks = nodes.blocks
+    nodes.stepped = 0
     if not blocks:
         return None
     if low is None:
@@ -207,10 +222,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # as with quantities never seen before, and they need no comparing)
     candidates, bounded = _passing(nodes.bounds, sieve, done, versions,
                                    stamps if refused.stamped else None,
-                                   plain_stamps if plain is not None and plain.stamped else None)
+                                   plain_stamps if plain is not None and plain.stamped else None,
+                                   apart)
     refused.stamped = True
     if plain is not None:
         plain.stamped = True
+    stepped = 0  # (nodes passed over one by one for a group)
     for index in candidates:
         if counted is not None and not blocks[index].counts[counted]:
             # (no node of the block has every resource asked that only some
@@ -238,6 +255,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         done = index + 1
         block = blocks[index]
         if high is not None and block.keys[0] >= high:
+            nodes.stepped = stepped
             return None
         start = offset if index == first else 0
         # (no node of the block has enough of both joint resources, by its
@@ -270,9 +288,15 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         if sparse_lead:
             positions: Iterable[int] = _sparse_positions(block, lead, least, start)
         elif holding is None:
-            positions = compress(
-                count(start), map(ge, islice(values, start, None) if start else values,
-                                  repeat(least)))
+            passes = map(ge, islice(values, start, None) if start else values, repeat(least))
+            if apart is not None:
+                # (and not hosting the group: a block keeping nodes that
+                # do counts as one where a node was passed over for it)
+                away = cols[apart]
+                passes = map(and_, passes, map(ge, islice(away, start, None) if start
+                                               else away, repeat(0.0)))
+                averse = NEG in away
+            positions = compress(count(start), passes)
         else:
             positions = block.holding(holding)
             if start:
@@ -289,13 +313,16 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 if rest_sparse and not _meets(block.sparse, slot, rest_sparse):
                     continue
                 if high is not None and slot.key >= high:
+                    nodes.stepped = stepped
                     return None
                 if slot.cordoned:
                     continue
                 if groups and not slot.groups.keys().isdisjoint(groups):
                     averse = True
+                    stepped += 1
                     continue
                 if first_refusal(slot.remaining, workload) is None:
+                    nodes.stepped = stepped
                     return slot
         if sharpening is not None:
             nodes.sharpen(index, sharpening, lead)
@@ -317,6 +344,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 block.frontier = ()
             else:
                 nodes.frontier(block)
+    nodes.stepped = stepped
     total = len(blocks)
     if write:
         stamps[done:total] = versions[done:total]
