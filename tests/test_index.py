@@ -457,19 +457,22 @@ def test_replicas_with_groups_decide_like_the_reference(strategy, steps, load, o
         check_index(fast)
 
 
+@pytest.mark.parametrize("grouping", ["library", "eager"])
 @pytest.mark.parametrize("strategy", ["BinPack", "Prioritized", "BestFit"])
-def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(strategy):
+def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(strategy,
+                                                                              grouping):
     """A cluster filled with members of a few aversion groups, of many
     sizes, then some released and more placed: under BinPack the first
     nodes host every group, so searches step over them until the classes
     make group columns as the library does (checked: made, and holding each
-    node's value); every decision stays the reference's."""
+    node's value); every decision stays the reference's, and so with group
+    columns made at the first search avoiding a group."""
     rng = random.Random(strategy)
     nodes = [{"name": f"n{i:03d}",
               "resources": {"cpu": rng.choice([4, 8, 16]), "mem": rng.choice([8, 16, 32])}}
              for i in range(160)]
     rubric = {"cpu": 1, "mem": 0.25}
-    fast = make(strategy, nodes, rubric, True, 8)
+    fast = make(strategy, nodes, rubric, True, 8, grouping=grouping)
     reference = BestFitReference(nodes) if strategy == "BestFit" \
         else Reference(strategy, nodes, rubric)
     made = 0
@@ -492,7 +495,8 @@ def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(st
             victim = rng.choice(nodes)["name"]
             cordon = ("cordon", victim)
             assert run(cordon, fast) == run_reference(cordon, reference)
-    if strategy == "BinPack":  # (the one whose first nodes host every group)
+    if strategy == "BinPack" or grouping == "eager":
+        # (BinPack's first nodes host every group: it makes them unasked)
         assert any(nodes.grouped for nodes in fast._index._classes.values())
     assert_same_state(fast, reference)
     check_index(fast)
