@@ -509,6 +509,34 @@ def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(st
     check_index(copied)
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_a_group_found_on_every_fitting_node_is_searched_again_once_a_node_frees_it(strategy):
+    """A workload of group g that fits only nodes hosting g is remembered as
+    fitting no node free of g (and goes where it fits); once a node loses
+    its member of g, the next such workload must find it, as the reference
+    does."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 1}} for i in range(2)]
+
+    def grouped(name, cpu):
+        return {"name": name, "requirements": {"cpu": cpu}, "aversion_groups": ["g"]}
+
+    fast = make(strategy, nodes, {"cpu": 1}, True, 2)
+    reference = BestFitReference(nodes) if strategy == "BestFit" \
+        else Reference(strategy, nodes, {"cpu": 1})
+    steps = [("assign", [grouped("a", 1)]), ("assign", [grouped("b", 0)]),
+             ("assign", [grouped("c", 0)])]
+    for operation in steps:
+        assert run(operation, fast) == run_reference(operation, reference), operation
+    freed = fast.assignments["b"]
+    assert freed != fast.assignments["a"] == fast.assignments["c"]  # (c fits g-free nowhere)
+    for operation in [("release", ["b"]), ("assign", [grouped("e", 0)])]:
+        assert run(operation, fast) == run_reference(operation, reference), operation
+    # (e goes to the node b left, the only one hosting none of g)
+    assert fast.assignments["e"] == reference.assignments()["e"] == freed
+    assert_same_state(fast, reference)
+    check_index(fast)
+
+
 def test_a_release_that_frees_only_a_group_reopens_the_node():
     """A workload needing no room leaves its node with the same room but one
     group fewer: the next search for its shape and group must see the node."""

@@ -7,7 +7,9 @@ below zero at capacity), a map resource -> nodes inside each class, the order
 workload shape a :class:`~.plans.Plan`. :meth:`NodeIndex.first_fit` takes
 the earliest answer of the plan's classes (:mod:`.search`), and remembers
 what was proven to fit nowhere (per set of names asked for) until some
-node gains room.
+node gains room, and what was proven to fit no node hosting none of a
+workload's aversion groups (per set of names and groups) until then or
+until some node loses a workload of a group.
 
 The interface a strategy uses (all a distributor calls):
 
@@ -168,6 +170,12 @@ class NodeIndex:
         # failed (``_named``); per shape, its set and where each of those
         # names sits in it (``None``: in the same order).
         self._nowhere: Dict[Any, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
+        # The same for a search avoiding aversion groups, per set of names,
+        # immunities and groups: proven to fit no node hosting none of the
+        # groups, with (:attr:`grown`, ``_freed``) then; ``_freed`` moves
+        # whenever a node loses a workload of some group.
+        self._avoiding: Dict[Any, Tuple[Tuple[int, int], List[Tuple[Decimal, ...]]]] = {}
+        self._freed = 0
         self._named: Dict[Any, Tuple[str, ...]] = {}
         self._sets: Dict[Shape, Tuple[Any, Optional[Tuple[int, ...]]]] = {}
         self._joint = joint_policy()  # (when classes make joint columns)
@@ -292,6 +300,7 @@ class NodeIndex:
         workloads of those groups again. O(log N)."""
         nodes = self._home[slot.name]
         nodes.renew(nodes.locate(slot.key)[0])
+        self._freed += 1
 
     def regrouped(self, slot: Any, groups: Iterable[str]) -> None:
         """``slot.groups`` gained or lost each of ``groups``: the group
@@ -322,12 +331,14 @@ class NodeIndex:
         of one of ``groups``; ``None`` when there is none.
 
         Cost: O(1) for a shape proven to fit nowhere since the last gain of
-        room; else, per class that can host the shape, O(B + L) comparisons
+        room (with ``groups``, or to fit no node hosting none of them since
+        then and since a node last lost a workload of some group); else,
+        per class that can host the shape, O(B + L) comparisons
         in C and one check of the fit rule per node that passes the bounds
         (:mod:`.search`).
         """
         shape = (tuple(workload.requirements), workload.immunities)
-        if self._fits_nowhere(shape, workload.requirements):
+        if self._fits_nowhere(shape, workload.requirements, groups):
             return None
         low = self._key_at(start)
         # From ``low`` on, then wrapping around to the nodes before it.
@@ -380,6 +391,9 @@ class NodeIndex:
         Cost: one check of the fit rule per such node and ``at``; then, if none
         takes it, :meth:`first_fit`'s over the blocks from ``key`` on.
         """
+        if groups and self._fits_nowhere((tuple(workload.requirements), workload.immunities),
+                                         workload.requirements, groups):
+            return None
         best = None
         for slot, before in changed:
             if before < key:
@@ -404,15 +418,18 @@ class NodeIndex:
         Cost: :meth:`first_fit`'s over the blocks from ``key`` on.
         """
         shape = (tuple(workload.requirements), workload.immunities)
+        if groups and self._fits_nowhere(shape, workload.requirements, groups):
+            return None
         return self._search(workload, shape, groups, ((key, None),))
 
     def _search(self, workload: Workload, shape: Shape, groups: FrozenSet[str],
                 spans: Tuple[Tuple[Any, Any], ...]) -> Optional[Any]:
         """The earliest answer in the first of ``spans`` (order key ranges
-        [low, high), ``None`` for an open end) that has one. When none has
-        and no groups were avoided, every node refused (the nodes outside
-        the spans are known to): the shape is remembered as fitting
-        nowhere at these requirements."""
+        [low, high), ``None`` for an open end) that has one. When none has,
+        every node refused (the nodes outside the spans are known to, or to
+        host one of ``groups``): the shape is remembered as fitting nowhere
+        at these requirements (with ``groups``, on no node hosting none of
+        them)."""
         requirements = workload.requirements
         needed = tuple(requirements.values())
         for low, high in spans:
@@ -422,8 +439,8 @@ class NodeIndex:
             found = self._earliest(plan, workload, groups, low, high, shape, needed)
             if found is not None:
                 return found
+        self._remember_nowhere(shape, requirements, groups)
         if not groups:
-            self._remember_nowhere(shape, requirements)
             # (a set of kinds found nowhere gets its set column in a class
             # of many blocks, see :meth:`~.blocks.NodeClass.mask_set`;
             # not when the few nodes having them all were tried instead)
@@ -550,44 +567,69 @@ class NodeIndex:
 
     # ---------------------------------------------------- fitting nowhere
 
-    def _fits_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> bool:
+    def _fits_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal],
+                      groups: FrozenSet[str] = NO_GROUPS) -> bool:
         """Whether a workload asking for the same names (in any order) with
         the same immunities, and no more than ``requirements`` of each, was
         proven to fit nowhere since the last gain of room: fit only gets
-        harder with larger requirements and less room. O(1) for a shape
-        whose names never failed; else O(F x R), F vectors kept."""
+        harder with larger requirements and less room. With ``groups``:
+        or to fit no node hosting none of them, since the last gain of room
+        and the last node that lost a workload of some group (a node only
+        takes more groups otherwise). O(1) for a shape whose names never
+        failed; else O(F x R), F vectors kept."""
         known = self._sets.get(shape)
         if known is None:
             return False
         key, order = known
         failed = self._nowhere.get(key)
-        if failed is None or failed[0] != self._grown:
+        needed = None
+        if failed is not None and failed[0] == self._grown:
+            needed = _in_order(requirements, order)
+            if any(all(map(ge, needed, least)) for least in failed[1]):
+                return True
+        if not groups:
             return False
-        needed = _in_order(requirements, order)
-        return any(all(map(ge, needed, least)) for least in failed[1])
+        avoided = self._avoiding.get((key, groups))
+        if avoided is None or avoided[0] != (self._grown, self._freed):
+            return False
+        if needed is None:
+            needed = _in_order(requirements, order)
+        return any(all(map(ge, needed, least)) for least in avoided[1])
 
-    def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal]) -> None:
-        """``requirements`` (of ``shape``) fit nowhere: kept, in place of
-        any kept vector asking at least as much of each name (this one
-        tells of those too), up to :data:`MAX_FAILED` a set of names,
-        the oldest let go first. O(F x R)."""
+    def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal],
+                          groups: FrozenSet[str] = NO_GROUPS) -> None:
+        """``requirements`` (of ``shape``) fit nowhere (with ``groups``: on
+        no node hosting none of them): kept, in place of any kept vector
+        asking at least as much of each name (this one tells of those too),
+        up to :data:`MAX_FAILED` a set of names (and groups), the oldest
+        let go first. O(F x R)."""
         known = self._sets.get(shape)
         if known is None:
             if len(self._sets) >= MAX_SHAPES:
                 self._sets.clear()
                 self._named.clear()
                 self._nowhere.clear()
+                self._avoiding.clear()
             names = shape[0]
             key = (frozenset(names), shape[1])
             first = self._named.setdefault(key, names)
             known = self._sets[shape] = (
                 key, None if first == names else tuple([names.index(name) for name in first]))
         key, order = known
-        failed = self._nowhere.get(key)
-        if failed is None or failed[0] != self._grown:
-            failed = self._nowhere[key] = (self._grown, [])
+        if groups:
+            if len(self._avoiding) >= MAX_SHAPES:
+                self._avoiding.clear()
+            now = (self._grown, self._freed)
+            avoided = self._avoiding.get((key, groups))
+            if avoided is None or avoided[0] != now:
+                avoided = self._avoiding[key, groups] = (now, [])
+            least = avoided[1]
+        else:
+            failed = self._nowhere.get(key)
+            if failed is None or failed[0] != self._grown:
+                failed = self._nowhere[key] = (self._grown, [])
+            least = failed[1]
         needed = _in_order(requirements, order)
-        least = failed[1]
         least[:] = [vector for vector in least if not all(map(ge, vector, needed))]
         if len(least) >= MAX_FAILED:
             del least[0]
