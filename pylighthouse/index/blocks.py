@@ -322,12 +322,12 @@ class NodeClass(DerivedColumns):
         """The group column of aversion group ``name``, made now if the class
         has none yet (``None`` when it keeps :data:`MAX_GROUP_COLUMNS`, as
         the index was made with it, already): 0 for an open node hosting no
-        workload of the group, minus infinity for the others. A search for a workload of the group
-        passes in C the blocks whose every node hosts it, and inside a block
-        the nodes that do: a BinPack cluster fills its first nodes with one
-        member of each of a few groups, and the next member of one would
-        step over them all, one by one. Kept by :meth:`regroup`. O(N)
-        once."""
+        workload of the group, minus infinity for the others. A search for
+        a workload of the group passes in C the blocks whose every node
+        hosts it, and inside a block the nodes that do: a BinPack cluster
+        fills its first nodes with one member of each of a few groups, and
+        the next member of one would step over them all, one by one. Kept
+        by :meth:`regroup`. O(N) once."""
         key = self.grouped.get(name)
         if key is None:
             if len(self.grouped) >= self.group_columns:

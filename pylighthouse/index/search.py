@@ -29,13 +29,12 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    :meth:`~.blocks.NodeClass.frontier`) and has no node with enough of
    both joint resources, by one bisection; else, inside the
    block, the nodes whose floats pass every pair, found the same way on
-   the block's columns, the group column's too (for a workload asking
-   for resources that only
-   some nodes of the class have, in Python over the nodes having them
-   all, which the block keeps per set of such resources until a node
-   joins, leaves or moves in it: see :meth:`~.blocks.Block.holding`; for
-   a sieve led by a sparse column, over the block's nodes having its
-   resource);
+   the block's columns, the group column's too (for a workload asking for
+   resources that only some nodes of the class have, in Python over the
+   nodes having them all, which the block keeps per set of such resources
+   until a node joins, leaves or moves in it: see
+   :meth:`~.blocks.Block.holding`; for a sieve led by a sparse column,
+   over the block's nodes having its resource);
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group: a search that steps over many such
    nodes one by one has the class make the group's column for the next
