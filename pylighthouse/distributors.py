@@ -934,7 +934,7 @@ class Distributor:
                 nodes = self._group_nodes[group] = Counter()
             nodes[slot.name] += 1
         if self._index is not None and workload.aversion_groups:
-            self._index.regrouped(slot, workload.aversion_groups)
+            self._index.grouped(slot, workload.aversion_groups)
 
     def _unplace(self, name: str, keep_entry: bool = False) -> _Slot:
         """Take workload ``name`` off its node; ``keep_entry`` leaves its
@@ -958,11 +958,8 @@ class Distributor:
             remaining[key] = left + needed
             if needed > ZERO:
                 grew = True
-        if self._index is not None:
-            if before:
-                self._index.changed(slot, before, grew)
-            if workload.aversion_groups:
-                self._index.touched(slot)  # it may take that group's workloads again
+        if self._index is not None and before:
+            self._index.changed(slot, before, grew)
         for group in workload.aversion_groups:
             _decrement(slot.groups, group)
             nodes = self._group_nodes[group]
@@ -970,7 +967,8 @@ class Distributor:
             if not nodes:
                 del self._group_nodes[group]
         if self._index is not None and workload.aversion_groups:
-            self._index.regrouped(slot, workload.aversion_groups)
+            # (it may take that group's workloads again)
+            self._index.touched(slot, workload.aversion_groups)
         return slot
 
     def _join(self, nodes: List[Node]) -> None:

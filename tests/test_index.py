@@ -25,7 +25,6 @@ from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
-from pylighthouse.index import blocks
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
 from pylighthouse.index.columns import LOWEST
@@ -73,15 +72,15 @@ def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None,
     policy = JOINT[joint] or plans.joint_policy()
     floor = FLOORS[floors] or index_nodes.floor_policy()
     sparse = index_nodes.SPARSE if sparse is None else sparse
-    group = GROUPING[grouping] or (index_nodes.AVERSE_RUN, blocks.MAX_GROUP_COLUMNS)
+    group = GROUPING[grouping] or (index_nodes.AVERSE_RUN, index_nodes.MAX_GROUP_COLUMNS)
     with mock.patch.object(Distributor, "_indexed", indexed), \
             mock.patch.object(Distributor, "_index_load", load), \
             mock.patch.multiple(plans, JOINT_WINDOW=policy[0], JOINT_WASTE=policy[1],
                                 JOINT_GAIN=policy[2], JOINT_SIZE=policy[3]), \
             mock.patch.multiple(index_nodes, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
                                 FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0,
-                                SPARSE=sparse, AVERSE_RUN=group[0]), \
-            mock.patch.object(blocks, "MAX_GROUP_COLUMNS", group[1]):
+                                SPARSE=sparse, AVERSE_RUN=group[0],
+                                MAX_GROUP_COLUMNS=group[1]):
         yield
 
 

@@ -96,7 +96,8 @@ def planting(target, names, tick):
         setattr(target, name, wrapped)
 
 
-INDEX_METHODS = ("add", "remove", "changed", "cordoned", "touched", "first_fit", "rank")
+INDEX_METHODS = ("add", "remove", "changed", "cordoned", "touched", "grouped", "first_fit",
+                 "rank")
 OWN_STEPS = ("_placed", "_joined", "_leaving", "_choose", "_sequence", "_memento")
 
 

@@ -34,32 +34,34 @@ MAX_HOLDING = 256
 OPEN = ""
 
 
-class JointColumn(Tuple[Any, ...]):
+class _Key(Tuple[Any, ...]):
+    """A column key hashed and compared by identity: a search and a
+    placement look columns up by key a score of times, and a plain tuple's
+    hash is computed anew each time, over its nested tuples. Each key is
+    made once and used as that object."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+
+class JointColumn(_Key):
     """The key of a joint column, ``("joint", ((first, scale), (second,
     scale)))`` (see :meth:`.derived.DerivedColumns.make_joint`), or of a masked one,
     ``("masked", ((name, MASK), (first, scale), (second, scale)))`` (see
     :meth:`.derived.DerivedColumns.mask`): a node's value is the least of its scaled
-    quantities left (:func:`column_value`). Hashed and compared by
-    identity: a search and a placement look columns up by key a score of
-    times, and a plain tuple's hash is computed anew each time, over its
-    nested tuples. Each key is made once and used as that object."""
+    quantities left (:func:`column_value`)."""
 
     __slots__ = ()
-    __hash__ = object.__hash__
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
 
 
-class GroupColumn(Tuple[Any, ...]):
+class GroupColumn(_Key):
     """The key of a group column, ``("group", name)`` (see
     :meth:`.blocks.NodeClass.group_column`): 0 for an open node hosting no
-    workload of aversion group ``name``, minus infinity for the others.
-    Hashed and compared by identity, as :class:`JointColumn` is."""
+    workload of aversion group ``name``, minus infinity for the others."""
 
     __slots__ = ()
-    __hash__ = object.__hash__
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
 
 
 def column_value(slot: Any, key: Any) -> float:

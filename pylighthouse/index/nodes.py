@@ -17,9 +17,9 @@ The interface a strategy uses (all a distributor calls):
 * ``changed(slot, before)``: its remaining room changed (``before`` holds
   the old quantities of the names that changed);
 * ``cordoned(slot)``: its ``cordoned`` flag was flipped;
-* ``touched(slot)``: a workload with aversion groups left it;
-* ``regrouped(slot, groups)``: it gained or lost a workload of each of
-  ``groups`` (after ``slot.groups`` changed);
+* ``grouped(slot, groups)``, ``touched(slot, groups)``: a workload of
+  aversion groups ``groups`` was placed on it, or left it (after
+  ``slot.groups`` changed);
 * ``first_fit(workload, groups, start)``: the first node in order from
   rank ``start`` (wrapping around) that takes the workload, skipping nodes
   that host one of ``groups``;
@@ -40,8 +40,7 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import SPARSE, Floor, NodeClass
-from . import blocks as _blocks
+from .blocks import MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
 from .columns import GroupColumn
 from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class, refusing_run
@@ -168,13 +167,11 @@ class NodeIndex:
         # proven to fit nowhere, with :attr:`grown` then, their quantities
         # in the order of the names of the first shape of the set that
         # failed (``_named``); per shape, its set and where each of those
-        # names sits in it (``None``: in the same order).
-        self._nowhere: Dict[Any, Tuple[int, List[Tuple[Decimal, ...]]]] = {}
-        # The same for a search avoiding aversion groups, per set of names,
-        # immunities and groups: proven to fit no node hosting none of the
-        # groups, with (:attr:`grown`, ``_freed``) then; ``_freed`` moves
-        # whenever a node loses a workload of some group.
-        self._avoiding: Dict[Any, Tuple[Tuple[int, int], List[Tuple[Decimal, ...]]]] = {}
+        # names sits in it (``None``: in the same order). Keyed by the set
+        # and groups too, with (:attr:`grown`, ``_freed``): the vectors
+        # proven to fit no node hosting none of those aversion groups
+        # (``_freed`` moves whenever a node loses a workload of a group).
+        self._nowhere: Dict[Any, Tuple[Any, List[Tuple[Decimal, ...]]]] = {}
         self._freed = 0
         self._named: Dict[Any, Tuple[str, ...]] = {}
         self._sets: Dict[Shape, Tuple[Any, Optional[Tuple[int, ...]]]] = {}
@@ -183,7 +180,7 @@ class NodeIndex:
         self._set_blocks = SET_BLOCKS  # (when classes make set columns)
         self._sparse = SPARSE  # (which columns classes make sparse)
         # (when classes make group columns, and how many at most)
-        self._grouping = (AVERSE_RUN, _blocks.MAX_GROUP_COLUMNS)
+        self._grouping = (AVERSE_RUN, MAX_GROUP_COLUMNS)
 
     def __len__(self) -> int:
         return len(self._home)
@@ -295,18 +292,23 @@ class NodeIndex:
                 return
         nodes.update(index, position, before, grew)
 
-    def touched(self, slot: Any) -> None:
-        """A workload with aversion groups left ``slot``: the node may take
-        workloads of those groups again. O(log N)."""
+    def touched(self, slot: Any, groups: Iterable[str] = ()) -> None:
+        """A workload of aversion groups ``groups`` left ``slot`` (after
+        ``slot.groups`` changed): the node may take workloads of those
+        groups again, and the group columns of its class follow. O(log N),
+        and O(1) a group column mostly."""
         nodes = self._home[slot.name]
-        nodes.renew(nodes.locate(slot.key)[0])
+        index, position = nodes.locate(slot.key)
+        nodes.renew(index)
+        if nodes.grouped:
+            nodes.regroup(index, position, groups)
         self._freed += 1
 
-    def regrouped(self, slot: Any, groups: Iterable[str]) -> None:
-        """``slot.groups`` gained or lost each of ``groups``: the group
-        columns of its class follow (see
-        :meth:`~.blocks.NodeClass.group_column`). O(1) for a class without
-        any; else O(log N) and O(1) a column, mostly."""
+    def grouped(self, slot: Any, groups: Iterable[str]) -> None:
+        """A workload of aversion groups ``groups`` was placed on ``slot``
+        (after ``slot.groups`` changed): the group columns of its class
+        follow (see :meth:`~.blocks.NodeClass.group_column`). O(1) for a
+        class without any; else O(log N) and O(1) a column, mostly."""
         nodes = self._home[slot.name]
         if nodes.grouped:
             index, position = nodes.locate(slot.key)
@@ -391,8 +393,8 @@ class NodeIndex:
         Cost: one check of the fit rule per such node and ``at``; then, if none
         takes it, :meth:`first_fit`'s over the blocks from ``key`` on.
         """
-        if groups and self._fits_nowhere((tuple(workload.requirements), workload.immunities),
-                                         workload.requirements, groups):
+        shape = (tuple(workload.requirements), workload.immunities)
+        if groups and self._fits_nowhere(shape, workload.requirements, groups):
             return None
         best = None
         for slot, before in changed:
@@ -406,7 +408,6 @@ class NodeIndex:
             return best
         if at is not None and at.key == key and acceptable(at, workload, groups):
             return at  # (the first node from ``key`` on: nothing sits between)
-        shape = (tuple(workload.requirements), workload.immunities)
         return self._search(workload, shape, groups, ((key, None),))
 
     def first_fit_from(self, workload: Workload, key: Any,
@@ -581,20 +582,18 @@ class NodeIndex:
         if known is None:
             return False
         key, order = known
-        failed = self._nowhere.get(key)
-        needed = None
-        if failed is not None and failed[0] == self._grown:
-            needed = _in_order(requirements, order)
-            if any(all(map(ge, needed, least)) for least in failed[1]):
-                return True
-        if not groups:
+        return self._proven(key, self._grown, requirements, order) or bool(groups) and \
+            self._proven((key, groups), (self._grown, self._freed), requirements, order)
+
+    def _proven(self, place: Any, now: Any, requirements: Mapping[str, Decimal],
+                order: Optional[Tuple[int, ...]]) -> bool:
+        """Whether the vectors kept at ``place``, when kept at ``now``, tell
+        that ``requirements`` fit nowhere. O(F x R)."""
+        failed = self._nowhere.get(place)
+        if failed is None or failed[0] != now:
             return False
-        avoided = self._avoiding.get((key, groups))
-        if avoided is None or avoided[0] != (self._grown, self._freed):
-            return False
-        if needed is None:
-            needed = _in_order(requirements, order)
-        return any(all(map(ge, needed, least)) for least in avoided[1])
+        needed = _in_order(requirements, order)
+        return any(all(map(ge, needed, least)) for least in failed[1])
 
     def _remember_nowhere(self, shape: Shape, requirements: Mapping[str, Decimal],
                           groups: FrozenSet[str] = NO_GROUPS) -> None:
@@ -609,27 +608,21 @@ class NodeIndex:
                 self._sets.clear()
                 self._named.clear()
                 self._nowhere.clear()
-                self._avoiding.clear()
             names = shape[0]
             key = (frozenset(names), shape[1])
             first = self._named.setdefault(key, names)
             known = self._sets[shape] = (
                 key, None if first == names else tuple([names.index(name) for name in first]))
         key, order = known
-        if groups:
-            if len(self._avoiding) >= MAX_SHAPES:
-                self._avoiding.clear()
-            now = (self._grown, self._freed)
-            avoided = self._avoiding.get((key, groups))
-            if avoided is None or avoided[0] != now:
-                avoided = self._avoiding[key, groups] = (now, [])
-            least = avoided[1]
-        else:
-            failed = self._nowhere.get(key)
-            if failed is None or failed[0] != self._grown:
-                failed = self._nowhere[key] = (self._grown, [])
-            least = failed[1]
+        place, now = ((key, groups), (self._grown, self._freed)) if groups \
+            else (key, self._grown)
+        failed = self._nowhere.get(place)
+        if failed is None or failed[0] != now:
+            if failed is None and len(self._nowhere) >= 2 * MAX_SHAPES:
+                self._nowhere.clear()  # (groups make more places than there are shapes)
+            failed = self._nowhere[place] = (now, [])
         needed = _in_order(requirements, order)
+        least = failed[1]
         least[:] = [vector for vector in least if not all(map(ge, vector, needed))]
         if len(least) >= MAX_FAILED:
             del least[0]
