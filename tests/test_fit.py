@@ -6,7 +6,7 @@ from hypothesis import given
 
 from pylighthouse import Node, Workload
 from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit,
-                              first_refusal, fits)
+                              first_refusal, fits, takes)
 from reference import Load, Machine
 from reference import fits as reference_fits
 from instances import node_specs, workload_specs
@@ -76,3 +76,30 @@ def test_first_refusal_is_check_fit_without_the_reason_object(node, workload):
         assert Reason(kind, resource, needed, left) == reason
         # (the node's own quantity, by identity: lines are kept by it)
         assert left is None or left is remaining[resource]
+
+
+@given(node_specs("n"), workload_specs("w"))
+def test_the_search_check_answers_as_the_rule_does(node, workload):
+    # (the index asks ``takes``, which compares the resources not asked for
+    # with zero in C: it must say yes exactly where the rule finds nothing)
+    remaining, load = Node.from_dict(node).resources, Workload.from_dict(workload)
+    assert takes(remaining, load) == (first_refusal(remaining, load) is None)
+
+
+def test_the_search_check_sees_resources_below_zero_that_are_not_asked_for():
+    labels = {f"label-{index}": 0 for index in range(40)}
+    node = Node("n", {"cpu": 4, **labels, "flies": -1}).resources
+    assert not takes(node, Workload("w", requirements={"cpu": 1}))
+    assert takes(node, Workload("w", requirements={"cpu": 1}, immunities=["flies"]))
+    assert takes(node, Workload("w", requirements={"cpu": 1, "flies": -1}))
+    assert not takes(node, Workload("w", requirements={"cpu": 5}, immunities=["flies"]))
+    assert takes(node, Workload("w", requirements={"cpu": 5}, immunities=["flies", "cpu"]))
+    assert not takes(node, Workload("w", requirements={"label-40": 0}, immunities=["flies"]))
+    # (a resource asked for by an immune workload may be left below zero)
+    left = {"cpu": Decimal(-2), **Node("n", labels).resources}
+    assert not takes(left, Workload("w", requirements={"label-1": 0}))
+    assert takes(left, Workload("w", requirements={"label-1": 0}, immunities=["cpu"]))
+    assert takes({}, Workload("w", requirements={}))
+    for remaining, load in [(node, Workload("w", requirements={"cpu": 1})),
+                            (left, Workload("w", requirements={"cpu": -3}))]:
+        assert takes(remaining, load) == (first_refusal(remaining, load) is None)

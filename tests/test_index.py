@@ -674,13 +674,13 @@ def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
     against that node alone (the tag map), not sieved through the cluster."""
     fast = make("Prioritized", hostname_cluster(200), {}, True, 8)
     tried = []
-    real = lighthouse.index.search.first_refusal
+    real = lighthouse.index.search.takes
 
     def counting(remaining, workload):
         tried.append(remaining)
         return real(remaining, workload)
 
-    with mock.patch("pylighthouse.index.search.first_refusal", counting):
+    with mock.patch("pylighthouse.index.search.takes", counting):
         assert fast.attempt_assign_loads(
             [{"name": "w", "requirements": {"cpu": 1, "host-150": 0}}]) == {"w": "n150"}
     assert len(tried) == 1
@@ -696,8 +696,8 @@ def test_a_class_that_cannot_host_a_workload_is_never_searched():
     fast = make("Prioritized", nodes, {}, True, 4)
     assert len(fast._index._classes) == 2
     tried = []
-    real = lighthouse.index.search.first_refusal
-    with mock.patch("pylighthouse.index.search.first_refusal",
+    real = lighthouse.index.search.takes
+    with mock.patch("pylighthouse.index.search.takes",
                     lambda remaining, workload: tried.append(remaining)
                     or real(remaining, workload)):
         assert fast.attempt_assign_loads(

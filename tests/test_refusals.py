@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pylighthouse import BestFitDistributor
-from pylighthouse.fit import first_refusal
+from pylighthouse.fit import takes
 from pylighthouse.index import blocks
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NodeClass
@@ -238,8 +238,7 @@ def test_a_grouped_search_passes_the_blocks_that_refuse_its_vector_without_group
     reference = Reference("Prioritized", nodes, {})
     assert fast.attempt_assign_loads([ON_THE_SIDE]) == reference.assign([ON_THE_SIDE])
     calls, patch = recording()
-    with patch, mock.patch("pylighthouse.index.search.first_refusal",
-                           side_effect=first_refusal) as asked:
+    with patch, mock.patch("pylighthouse.index.search.takes", side_effect=takes) as asked:
         for batch in ([two("p", cpu, 2)], [two("g", cpu, 2, ["x"])]):
             asked.reset_mock()
             assert fast.attempt_assign_loads(batch) == reference.assign(batch)

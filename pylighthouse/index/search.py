@@ -39,9 +39,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    workload sharing an aversion group: a search that steps over many such
    nodes one by one has the class make the group's column for the next
    ones, see :meth:`.nodes.NodeIndex._earliest`), else ask the fit rule,
-   :func:`pylighthouse.fit.first_refusal` (the rule of
+   :func:`pylighthouse.fit.takes` (the answer of
    :func:`~pylighthouse.fit.check_fit`, without its argument checks and
-   reason). The first yes is the answer.
+   reason, and with the node's resources not asked for compared with zero
+   in C: a node's labels cost nothing each). The first yes is the answer.
 
 A vector never searched for before starts after the run of blocks that
 refuse its shape's *floor*, the least quantities of that shape searched
@@ -80,7 +81,7 @@ from itertools import compress, count, islice, repeat
 from operator import and_, attrgetter, ge, ne
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..fit import first_refusal
+from ..fit import takes
 from ..model import Workload
 from .blocks import NodeClass, Refused
 from .columns import NEG, GroupColumn, JointColumn
@@ -129,7 +130,7 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
     """Whether the search may take ``slot``: open, not averse, and fits."""
     if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
         return False
-    return first_refusal(slot.remaining, workload) is None
+    return takes(slot.remaining, workload)
 
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
@@ -320,7 +321,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                     averse = True
                     stepped += 1
                     continue
-                if first_refusal(slot.remaining, workload) is None:
+                if takes(slot.remaining, workload):
                     nodes.stepped = stepped
                     return slot
         if sharpening is not None:
