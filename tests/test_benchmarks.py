@@ -382,3 +382,17 @@ def test_the_groups_script_puts_a_quarter_in_its_groups_and_members_ask_alike():
     assert len(set(map(str, asked.values()))) > 1
     plain = groups._probe("plain", 10, True, 0, rng)
     assert "aversion_groups" not in plain
+
+
+def test_random_mixes_are_seeded_and_decide_as_the_plain_scan(capsys):
+    import hunt
+    assert hunt.problem(3, 30, 200) == hunt.problem(3, 30, 200)
+    assert hunt.parameters(3) == hunt.parameters(3)
+    assert len({str(hunt.parameters(seed)) for seed in range(20)}) == 20
+    rows = hunt.main(["--nodes", "25", "--seeds", "0", "8", "--check"])
+    assert len(rows) == 8 * 4
+    assert all(row["identical"] for row in rows)
+    assert all(row["per_s"] > 0 and row["vs_plain"] > 0 and 0 <= row["placed"] <= 1
+               for row in rows)
+    out = capsys.readouterr().out
+    assert " NO " not in out and out.count(" yes ") == 32 and "worst:" in out

@@ -969,6 +969,131 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     run_many_kinds(strategy, seed, load, floors, sparse)
 
 
+def crowded_kinds(seed, count, loads):
+    """Nodes bearing most of six kinds of device (a node with room left of
+    cpu has often used up a kind), one kind on a few nodes only, and
+    workloads each in one of two aversion groups, most asking for two
+    kinds: the cases found slow by random mixes."""
+    rng = random.Random(seed)
+    kinds = [f"k{at}" for at in range(6)]
+    nodes = []
+    for at in range(count):
+        resources = {"cpu": rng.choice([4, 8, 16]), "mem": rng.choice([8, 16, 64])}
+        resources.update({kind: rng.randint(1, 6) for kind in kinds if rng.random() < 0.7})
+        if at % 9 == 0:
+            resources["rare"] = rng.randint(1, 3)
+        nodes.append({"name": f"n{at:03d}", "resources": resources})
+    workloads = []
+    for at in range(loads):
+        requirements = {"cpu": rng.choice([0.5, 1, 2]), "mem": rng.choice([1, 2, 4])}
+        for kind in rng.sample(kinds, rng.choice([0, 2, 2, 3])):
+            requirements[kind] = rng.randint(1, 2)
+        if rng.random() < 0.15:
+            requirements["rare"] = 1
+        spec = {"name": f"w{seed}-{at:04d}", "requirements": requirements,
+                "aversion_groups": [f"g{rng.randrange(2)}"]}
+        workloads.append(spec)
+    return nodes, workloads
+
+
+@settings(max_examples=30, deadline=None)
+@given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
+       grouping=st.sampled_from(sorted(GROUPING)), filtered=st.sampled_from([0, None]),
+       counted=st.sampled_from([2, None]), sparse=SPARSE)
+def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, load, grouping,
+                                                                filtered, counted, sparse):
+    """Kinds of device on most nodes and used up where cpu is left, every
+    workload in one of two aversion groups: inside a block, the nodes
+    having every kind asked are compared on those kinds in C
+    (``search.FILTERED``: 0 compares them in every block), and the nodes
+    hosting a workload's group are passed by the group column among them
+    and among those of a sparse resource too; a set column is brought down
+    to the nodes' own only where the block changed since; a class counts at
+    most ``blocks.MAX_COUNTED`` sets of kinds (2: most sets go uncounted).
+    Every decision is the reference's, through releases, a cordon and new
+    nodes, and the index stays exact."""
+    from pylighthouse.index import blocks as index_blocks
+    from pylighthouse.index import search as index_search
+    nodes, workloads = crowded_kinds(seed, 64, 300)
+    # (TOGETHER 0: kinds asked together are searched by column, as on large
+    # clusters, not tried on the nodes having them all)
+    filtered = index_search.FILTERED if filtered is None else filtered
+    counted = index_blocks.MAX_COUNTED if counted is None else counted
+    with mock.patch.object(plans, "TOGETHER", 0), \
+            mock.patch.object(index_search, "FILTERED", filtered), \
+            mock.patch.object(index_blocks, "MAX_COUNTED", counted):
+        fast = make(strategy, nodes, {"cpu": 1, "mem": 0.25}, True, load, "eager", "eager",
+                    sparse, grouping)
+        reference = BestFitReference(nodes) if strategy == "BestFit" \
+            else Reference(strategy, nodes, {"cpu": 1, "mem": 0.25})
+        rng = random.Random(seed)
+        for at in range(0, 300, 100):
+            operation = ("assign", workloads[at:at + 100])
+            assert run(operation, fast) == run_reference(operation, reference), at
+            assert_same_state(fast, reference)
+            check_index(fast)
+            placed = sorted(reference.assignments())
+            release = ("release", rng.sample(placed, len(placed) // 3))
+            assert run(release, fast) == run_reference(release, reference)
+        late = crowded_kinds(seed + 1, 6, 60)
+        for operation in [("cordon", nodes[rng.randrange(64)]["name"]),
+                          ("add", [dict(node, name=f"late-{node['name']}") for node in late[0]]),
+                          ("assign", late[1])]:
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+            check_index(fast)
+        assert all(len(nodes_class.counted) <= counted
+                   for nodes_class in fast._index._classes.values())
+
+
+def test_a_set_column_is_brought_down_again_after_its_block_changed():
+    """A search looking inside a block in vain brings the block's values in
+    a set column down to the nodes' own; it does so again only after a node
+    of the block changed (a placement there leaves the values as they were,
+    above the node's own, until the next search that looks in vain)."""
+    # (more nodes having a and b than plans.FEW, searched by column; each
+    # block has a node with much a and one with much b, none with both)
+    nodes = [{"name": f"n{at:02d}", "resources": {"cpu": 8, "mem": 32, "a": 4 - 3 * (at % 2),
+                                                  "b": 1 + 3 * (at % 2)}}
+             for at in range(40)] + \
+        [{"name": f"m{at:02d}", "resources": {"cpu": 8, "mem": 32, "spare": 0}}
+         for at in range(40)]
+    with mock.patch.object(plans, "TOGETHER", 0):
+        _bring_down(make("Prioritized", nodes, {}, True, 4))
+
+
+def _bring_down(fast):
+    both = {"cpu": 1, "mem": 1, "a": 2, "b": 2}
+
+    def grow():
+        # (a node gains room: what fits nowhere is searched for again)
+        assert fast.attempt_assign_loads(
+            [{"name": "d", "requirements": {"cpu": 1, "spare": 0}}]) == {"d": "m00"}
+        fast.release_loads(["d"])
+
+    assert fast.attempt_assign_loads([{"name": "x", "requirements": both}]) == {"x": None}
+    (nodes_class,) = fast._index._classes.values()
+    (key,) = nodes_class.set_masked.values()  # (made by the search that found nothing)
+
+    def first_block():
+        block = nodes_class.blocks[0]
+        return [(value, column_value(slot, key))
+                for slot, value in zip(block.slots, block.cols[key])]
+
+    grow()
+    assert fast.attempt_assign_loads([{"name": "y", "requirements": both}]) == {"y": None}
+    assert all(value == own for value, own in first_block())
+    # a placement on n00 leaves its value above its own
+    assert fast.attempt_assign_loads(
+        [{"name": "w", "requirements": {"cpu": 4, "mem": 1}}]) == {"w": "n00"}
+    assert first_block()[0][0] > first_block()[0][1]
+    # (other quantities: the blocks' record of refusing ``both`` stands)
+    grow()
+    assert fast.attempt_assign_loads([{"name": "z", "requirements": dict(both, a=3)}]) == \
+        {"z": None}
+    assert all(value == own for value, own in first_block())
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "BinPack", "BestFit"])
 def test_sparse_columns_take_their_paths(strategy):
     """With every column of a kind sparse, searches of the ``kinds`` mix are

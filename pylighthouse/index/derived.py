@@ -199,11 +199,21 @@ class DerivedColumns:
 
     def sharpen(self, index: int, names: FrozenSet[str], key: Any) -> None:
         """Bring the values of block ``index`` in the set column ``key`` (of
-        ``names``) down to the nodes' own, and its bound with them. O(L)."""
+        ``names``) down to the nodes' own, and its bound with them. O(L);
+        O(1) when they are already, the block unchanged since (a block
+        refusing workloads for their aversion groups, not for want of room,
+        is looked inside again and again)."""
         block = self.blocks[index]
+        sharp = block.sharp
+        if sharp is not None and key in sharp:
+            return
         values = block.cols[key]
         self._set_values(block, block.holding(names), key, values)
         self.bounds[key][index] = max(values)
+        if sharp is None:
+            block.sharp = {key}
+        else:
+            sharp.add(key)
 
     def _set_values(self, block: "Block", positions: List[int], key: Any,
                     values: List[float]) -> None:
