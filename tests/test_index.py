@@ -998,29 +998,25 @@ def crowded_kinds(seed, count, loads):
 
 @settings(max_examples=30, deadline=None)
 @given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
-       grouping=st.sampled_from(sorted(GROUPING)), filtered=st.sampled_from([0, None]),
-       counted=st.sampled_from([2, None]), sparse=SPARSE)
+       grouping=st.sampled_from(sorted(GROUPING)), counted=st.sampled_from([2, None]),
+       sparse=SPARSE)
 def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, load, grouping,
-                                                                filtered, counted, sparse):
+                                                                counted, sparse):
     """Kinds of device on most nodes and used up where cpu is left, every
     workload in one of two aversion groups: inside a block, the nodes
-    having every kind asked are compared on those kinds in C
-    (``search.FILTERED``: 0 compares them in every block), and the nodes
-    hosting a workload's group are passed by the group column among them
-    and among those of a sparse resource too; a set column is brought down
-    to the nodes' own only where the block changed since; a class counts at
-    most ``blocks.MAX_COUNTED`` sets of kinds (2: most sets go uncounted).
-    Every decision is the reference's, through releases, a cordon and new
-    nodes, and the index stays exact."""
+    hosting a workload's group are passed by the group column among the
+    nodes having every kind asked, and among those of a sparse resource
+    too; a set column is brought down to the nodes' own only where the
+    block changed since; a class counts at most ``blocks.MAX_COUNTED`` sets
+    of kinds (2: most sets go uncounted). Every decision is the
+    reference's, through releases, a cordon and new nodes, and the index
+    stays exact."""
     from pylighthouse.index import blocks as index_blocks
-    from pylighthouse.index import search as index_search
     nodes, workloads = crowded_kinds(seed, 64, 300)
     # (TOGETHER 0: kinds asked together are searched by column, as on large
     # clusters, not tried on the nodes having them all)
-    filtered = index_search.FILTERED if filtered is None else filtered
     counted = index_blocks.MAX_COUNTED if counted is None else counted
     with mock.patch.object(plans, "TOGETHER", 0), \
-            mock.patch.object(index_search, "FILTERED", filtered), \
             mock.patch.object(index_blocks, "MAX_COUNTED", counted):
         fast = make(strategy, nodes, {"cpu": 1, "mem": 0.25}, True, load, "eager", "eager",
                     sparse, grouping)

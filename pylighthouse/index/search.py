@@ -99,10 +99,6 @@ _NEG = float("-inf")
 #: the fit rule, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
-#: Inside a block, the nodes having every resource asked for that only
-#: some nodes have are compared in C on those resources when they are more
-#: than this many (fewer are read as cheaply one by one).
-FILTERED = 8
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
@@ -232,10 +228,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     if plain is not None:
         plain.stamped = True
     stepped = 0  # (nodes passed over one by one for a group)
-    # (the pairs of the resources only some nodes have, to pass in C the
-    # nodes having them all but not enough of one, a kind of device used
-    # up on nodes with cpu left: found at the first block that needs them)
-    kinds: Any = _UNKNOWN
     # (the nodes hosting a group passed in C among those of ``holding`` or of
     # a sparse lead too: see below)
     narrowing = apart is not None and (sparse_lead or holding is not None)
@@ -312,13 +304,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             positions = block.holding(holding)
             if start:
                 positions = [at for at in positions if at >= start]
-            if len(positions) > FILTERED:
-                if kinds is _UNKNOWN:
-                    kinds = [pair for pair in rest if pair[0] in holding]
-                for key, threshold in kinds:
-                    found = cols[key]
-                    positions = list(compress(positions, map(
-                        ge, map(found.__getitem__, positions), repeat(threshold))))
         if narrowing:
             # (the nodes hosting the group passed in C here too)
             away = cols[apart]
