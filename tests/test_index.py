@@ -999,25 +999,28 @@ def crowded_kinds(seed, count, loads):
 @settings(max_examples=30, deadline=None)
 @given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
        grouping=st.sampled_from(sorted(GROUPING)), counted=st.sampled_from([2, None]),
-       sparse=SPARSE)
+       dense=st.sampled_from([6, None]), sparse=SPARSE)
 def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, load, grouping,
-                                                                counted, sparse):
+                                                                counted, dense, sparse):
     """Kinds of device on most nodes and used up where cpu is left, every
     workload in one of two aversion groups: inside a block, the nodes
     hosting a workload's group are passed by the group column among the
     nodes having every kind asked, and among those of a sparse resource
     too; a set column is brought down to the nodes' own only where the
     block changed since; a class counts at most ``blocks.MAX_COUNTED`` sets
-    of kinds (2: most sets go uncounted). Every decision is the
-    reference's, through releases, a cordon and new nodes, and the index
-    stays exact."""
+    of kinds (2: most sets go uncounted) and, where nodes move, keeps at
+    most ``MAX_DENSE`` dense columns (6: the kinds' columns are sparse once
+    the class has its joint columns). Every decision is the reference's,
+    through releases, a cordon and new nodes, and the index stays exact."""
     from pylighthouse.index import blocks as index_blocks
     nodes, workloads = crowded_kinds(seed, 64, 300)
     # (TOGETHER 0: kinds asked together are searched by column, as on large
     # clusters, not tried on the nodes having them all)
     counted = index_blocks.MAX_COUNTED if counted is None else counted
+    dense = index_nodes.MAX_DENSE if dense is None else dense
     with mock.patch.object(plans, "TOGETHER", 0), \
-            mock.patch.object(index_blocks, "MAX_COUNTED", counted):
+            mock.patch.object(index_blocks, "MAX_COUNTED", counted), \
+            mock.patch.object(index_nodes, "MAX_DENSE", dense):
         fast = make(strategy, nodes, {"cpu": 1, "mem": 0.25}, True, load, "eager", "eager",
                     sparse, grouping)
         reference = BestFitReference(nodes) if strategy == "BestFit" \
@@ -1040,6 +1043,9 @@ def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, 
             check_index(fast)
         assert all(len(nodes_class.counted) <= counted
                    for nodes_class in fast._index._classes.values())
+        if strategy in ("BinPack", "BestFit") and dense == 6:
+            # (the kinds asked came after the joint and masked columns)
+            assert any(nodes_class.sparse for nodes_class in fast._index._classes.values())
 
 
 def test_a_set_column_is_brought_down_again_after_its_block_changed():

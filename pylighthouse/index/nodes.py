@@ -40,7 +40,7 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
+from .blocks import MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
 from .columns import GroupColumn
 from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
 from .search import acceptable, first_among, first_in_class, refusing_run
@@ -179,6 +179,8 @@ class NodeIndex:
         self._floors = floor_policy()  # (when classes use their floors)
         self._set_blocks = SET_BLOCKS  # (when classes make set columns)
         self._sparse = SPARSE  # (which columns classes make sparse)
+        # (how many dense columns a class keeps at most, where nodes move)
+        self._dense = MAX_DENSE if order is not None else None
         # (when classes make group columns, and how many at most)
         self._grouping = (AVERSE_RUN, MAX_GROUP_COLUMNS)
 
@@ -228,7 +230,7 @@ class NodeIndex:
         nodes = self._classes.get(signed)
         if nodes is None:
             nodes = self._classes[signed] = NodeClass(signed, self._load, self._sparse,
-                                                      self._grouping[1])
+                                                      self._grouping[1], self._dense)
             self._layout += 1
         if self._ordering is None:
             self._joins += 1
@@ -356,8 +358,10 @@ class NodeIndex:
         self._floors = other._floors
         self._set_blocks = other._set_blocks
         self._sparse = other._sparse
+        self._dense = other._dense
         self._grouping = other._grouping
         for keys, nodes in self._classes.items():
+            nodes.dense_most = self._dense
             before = other._classes.get(keys)
             if before is None:
                 continue
