@@ -127,10 +127,14 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
 
 
 def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
-    """Whether the search may take ``slot``: open, not averse, and fits."""
+    """Whether the search may take ``slot``: open, not averse, and fits.
+    (The candidates asked here, the nodes bearing a rare resource the
+    workload asks for, often lack another it asks for: that is found
+    first, in C.)"""
     if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
         return False
-    return takes(slot.remaining, workload)
+    remaining = slot.remaining
+    return workload.requirements.keys() <= remaining.keys() and takes(remaining, workload)
 
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
