@@ -32,7 +32,8 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    the block's columns, the group column's too (for a workload asking for
    resources that only some nodes of the class have, in Python over the
    nodes having them all, which the block keeps per set of such resources
-   until a node joins, leaves or moves in it: see
+   until a node joins, leaves or moves in it, each checked on those
+   resources first: see
    :meth:`~.blocks.Block.holding`; for a sieve led by a sparse column,
    over the block's nodes having its resource);
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
@@ -235,6 +236,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # (the nodes hosting a group passed in C among those of ``holding`` or of
     # a sparse lead too: see below)
     narrowing = apart is not None and (sparse_lead or holding is not None)
+    # (inside a block, the nodes having every kind asked check those kinds
+    # first: where the kinds sit on most nodes, the nodes with cpu left have
+    # often used them up)
+    inner = rest if holding is None or sparse_lead else \
+        [pair for pair in rest if pair[0] in holding] + \
+        [pair for pair in rest if pair[0] not in holding]
     for index in candidates:
         if counted is not None and not blocks[index].counts[counted]:
             # (no node of the block has every resource asked that only some
@@ -318,7 +325,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         for position in positions:
             if checking and values[position] < least:
                 continue
-            for key, threshold in rest:
+            for key, threshold in inner:
                 if cols[key][position] < threshold:
                     break
             else:
