@@ -39,6 +39,11 @@ RubricLike = Union[Rubric, Mapping[str, Any]]
 #: forced miss (see :class:`BestFitDistributor`).
 RARE = 32
 
+#: A node scored on more than this many resources keeps the share of each
+#: (see :meth:`BestFitDistributor._room`): a placement divides again only
+#: the shares of the resources it changed.
+KEPT_SHARES = 8
+
 #: A call's second order is tried only when the first misses more than
 #: one in this many of its workloads beyond the misses a resource forces;
 #: and the order given only when the first uses more than one in this many
@@ -310,6 +315,9 @@ class BestFitDistributor(Distributor):
         self._sequence_numbers: Dict[str, int] = {}
         self._joined_count = 0
         self._counted: Dict[str, Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]] = {}
+        # Per node scored on more than KEPT_SHARES resources, its shares as
+        # last scored, and the place of each resource among them.
+        self._shares: Dict[str, Tuple[Dict[str, int], List[Decimal]]] = {}
         self._scale: Optional[Dict[str, Fraction]] = None
         # The room above zero of the open nodes, and of those of them
         # holding workloads, summed: the bounds of a call read these sums
@@ -354,18 +362,43 @@ class BestFitDistributor(Distributor):
 
     # ------------------------------------------------------ strategy hooks
 
-    def _room(self, slot: _Slot) -> Tuple[int, Decimal]:
+    def _room(self, slot: _Slot, changed: Optional[Iterable[str]] = None) -> Tuple[int, Decimal]:
         """The room score of ``slot``, behind a flag that puts undefined
-        scores (a rubric meeting both infinities) last."""
+        scores (a rubric meeting both infinities) last. ``changed``: the
+        only resources whose room changed since the node was last scored,
+        when known (the shares of the others are kept, on a node scored on
+        more than :data:`KEPT_SHARES` resources). Cost: O(R) additions,
+        and a division a resource (a resource changed, when kept)."""
         if self._rubric is not None:
             score = self._rubric.score(slot.remaining)
             return (1, ZERO) if score.is_nan() else (0, score)
-        divide, add = SHARES.divide, SHARES.add
+        divide = SHARES.divide
         remaining = slot.remaining
-        score = ZERO
-        for key, capacity in self._kinds(slot)[2]:
-            score = add(score, divide(remaining[key], capacity))
-        return (0, score)
+        scored = self._kinds(slot)[2]
+        if len(scored) <= KEPT_SHARES:
+            add = SHARES.add
+            score = ZERO
+            for key, capacity in scored:
+                score = add(score, divide(remaining[key], capacity))
+            return (0, score)
+        kept = self._shares.get(slot.name)
+        if kept is None or changed is None:
+            kept = self._shares[slot.name] = (
+                {key: at for at, (key, _) in enumerate(scored)},
+                [divide(remaining[key], capacity) for key, capacity in scored])
+        else:
+            places, shares = kept
+            for key in changed:
+                at = places.get(key)
+                if at is not None:
+                    shares[at] = divide(remaining[key], scored[at][1])
+        # The same additions, in the same order and context, in C.
+        saved = decimal.getcontext()
+        decimal.setcontext(SHARES)
+        try:
+            return (0, sum(kept[1], ZERO))
+        finally:
+            decimal.setcontext(saved)
 
     def _kinds(self, slot: _Slot) -> Tuple[int, int, Tuple[Tuple[str, Decimal], ...]]:
         """How many resources of ``slot`` its capacity puts below zero (wards,
@@ -384,13 +417,13 @@ class BestFitDistributor(Distributor):
     def _index_order(self) -> NodeOrder:
         return _RoomOrder(self)
 
-    def _index_key(self, slot: _Slot) -> Any:
+    def _index_key(self, slot: _Slot, changed: Optional[Iterable[str]] = None) -> Any:
         number = self._sequence_numbers.get(slot.name)
         if number is None:
             self._joined_count += 1
             number = self._sequence_numbers[slot.name] = self._joined_count
         below, tags, _ = self._kinds(slot)
-        flag, score = self._room(slot)
+        flag, score = self._room(slot, changed)
         # The score's nearest float before it: the order is the same (that
         # conversion never reverses two decimals) and most comparisons end
         # on the floats.
@@ -763,6 +796,7 @@ class BestFitDistributor(Distributor):
     def _leaving(self, slot: _Slot) -> None:
         self._scale = None
         self._counted.pop(slot.name, None)
+        self._shares.pop(slot.name, None)
         self._sequence_numbers.pop(slot.name, None)
 
     def _catch_up_room(self) -> None:
@@ -818,5 +852,7 @@ class _RoomOrder:
         return self.owner._index_key(slot)
 
     def after(self, slot: Any, before: Mapping[str, Decimal]) -> Any:
-        # (a share score rounds: it has no exact increment, so it is made afresh)
-        return self.key(slot)
+        # (a share score rounds: it has no exact increment, so it is added
+        # up afresh, from the shares of the resources ``before`` names
+        # divided again)
+        return self.owner._index_key(slot, before)

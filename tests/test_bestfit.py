@@ -27,7 +27,8 @@ from pylighthouse.problem import build_distributor, load_problem, solve
 from instances import RUBRICS, batches, clusters, operations
 from reference import Load
 from reference_bestfit import BestFitReference, dominant_share
-from pylighthouse.bestfit import RARE
+from pylighthouse import bestfit
+from pylighthouse.bestfit import RARE, SHARES
 from test_differential import assert_same_state, run, step_both
 from test_distributors import RUBRIC, STRATEGY_LOADS, STRATEGY_NODES
 
@@ -508,6 +509,31 @@ def test_lifecycle_sequences_match_the_twin(nodes, rubric, steps):
         assert ours == theirs, operation
         assert_same_state(distributor, twin)
         assert_room_sums(distributor)
+
+
+@CHECKED
+@given(nodes=clusters(), steps=operations(), kept=st.sampled_from([0, 1, 2]))
+def test_kept_shares_score_as_shares_divided_afresh(nodes, steps, kept):
+    # Every node keeps its shares (KEPT_SHARES at most 2): a placement or a
+    # release divides again only what it changed, and each node's key in
+    # the index must still hold its shares of the room it has now, added
+    # in its order under SHARES; the decisions those of the twin.
+    def fresh(slot):
+        score = Decimal(0)
+        for key, capacity in slot.node.resources.items():
+            if 0 < capacity < Decimal("Infinity"):
+                score = SHARES.add(score, SHARES.divide(slot.remaining[key], capacity))
+        return score
+
+    with mock.patch.object(bestfit, "KEPT_SHARES", kept):
+        distributor, twin = build(nodes, None)
+        for step in steps:
+            operation, ours, theirs = step_both(step, distributor, twin)
+            assert ours == theirs, operation
+            assert_same_state(distributor, twin)
+            for slot in distributor._slots.values():
+                assert slot.key[4] == fresh(slot), slot.name
+                assert distributor.room_score(slot.name) == fresh(slot), slot.name
 
 
 def assert_room_sums(distributor):

@@ -999,9 +999,9 @@ def crowded_kinds(seed, count, loads):
 @settings(max_examples=30, deadline=None)
 @given(strategy=STRATEGIES, seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
        grouping=st.sampled_from(sorted(GROUPING)), counted=st.sampled_from([2, None]),
-       dense=st.sampled_from([6, None]), sparse=SPARSE)
+       dense=st.sampled_from([6, None]), masked=st.sampled_from([1, None]), sparse=SPARSE)
 def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, load, grouping,
-                                                                counted, dense, sparse):
+                                                                counted, dense, masked, sparse):
     """Kinds of device on most nodes and used up where cpu is left, every
     workload in one of two aversion groups: inside a block, the nodes
     hosting a workload's group are passed by the group column among the
@@ -1010,17 +1010,21 @@ def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, 
     block changed since; a class counts at most ``blocks.MAX_COUNTED`` sets
     of kinds (2: most sets go uncounted) and, where nodes move, keeps at
     most ``MAX_DENSE`` dense columns (6: the kinds' columns are sparse once
-    the class has its joint columns). Every decision is the reference's,
+    the class has its joint columns) and at most ``MAX_MASKED`` masked
+    columns (1: the other kinds lead with their own column). Every decision is the reference's,
     through releases, a cordon and new nodes, and the index stays exact."""
     from pylighthouse.index import blocks as index_blocks
+    from pylighthouse.index import derived as index_derived
     nodes, workloads = crowded_kinds(seed, 64, 300)
     # (TOGETHER 0: kinds asked together are searched by column, as on large
     # clusters, not tried on the nodes having them all)
     counted = index_blocks.MAX_COUNTED if counted is None else counted
     dense = index_nodes.MAX_DENSE if dense is None else dense
+    masked = index_derived.MAX_MASKED if masked is None else masked
     with mock.patch.object(plans, "TOGETHER", 0), \
             mock.patch.object(index_blocks, "MAX_COUNTED", counted), \
-            mock.patch.object(index_nodes, "MAX_DENSE", dense):
+            mock.patch.object(index_nodes, "MAX_DENSE", dense), \
+            mock.patch.object(index_derived, "MAX_MASKED", masked):
         fast = make(strategy, nodes, {"cpu": 1, "mem": 0.25}, True, load, "eager", "eager",
                     sparse, grouping)
         reference = BestFitReference(nodes) if strategy == "BestFit" \

@@ -43,10 +43,18 @@ from .columns import (INF, LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, RATIOS, Joint
 if TYPE_CHECKING:  # pragma: no cover - for the type checker only
     from .blocks import Block
 
-__all__ = ["DerivedColumns", "SAMPLED"]
+__all__ = ["DerivedColumns", "MAX_MASKED", "SAMPLED"]
 
 #: Blocks :meth:`DerivedColumns.tightest` reads, at most (about 2,000 nodes).
 SAMPLED = 32
+#: At most this many masked columns a class makes (see
+#: :meth:`DerivedColumns.mask`); a search for a resource beyond them leads
+#: with the resource's own column. A change of a node's joint resources
+#: rewrites its value in the masked column of every resource it has, so
+#: nodes bearing hundreds of kinds of device, each asked for now and then,
+#: made every placement rewrite hundreds (2000 nodes with 270 of 300 kinds
+#: each: see HISTORY).
+MAX_MASKED = 32
 
 
 class DerivedColumns:
@@ -298,6 +306,11 @@ class DerivedColumns:
         rows = [[self._joint_values(slot) for slot in block.slots] for block in self.blocks]
         for at, key in enumerate(joint):
             self.add_column(key, [[row[at] for row in block] for block in rows])
+
+    def maskable(self, name: str) -> bool:
+        """Whether :meth:`mask` may be asked for ``name``: its masked column
+        exists, or the class has fewer than :data:`MAX_MASKED`. O(1)."""
+        return name in self.masked or len(self.masked) < MAX_MASKED
 
     def mask(self, name: str) -> JointColumn:
         """The *masked* column of resource ``name`` (which only some nodes

@@ -435,7 +435,8 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         # see :meth:`~.blocks.NodeClass.mask`)
         name, fixed = partial[0]
         if masking and fixed is None and nodes.joint is not None \
-                and len(pairs) > len(partial) and pairs[len(partial)][1] is JOINT:
+                and len(pairs) > len(partial) and pairs[len(partial)][1] is JOINT \
+                and nodes.maskable(name):
             pairs.insert(0, (nodes.mask(name), MASKED))
     pairs.extend((key, 0.0) for key in wards)
     for key, fixed in pairs:
