@@ -238,10 +238,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     narrowing = apart is not None and (sparse_lead or holding is not None)
     # (inside a block, the nodes having every kind asked check those kinds
     # first: where the kinds sit on most nodes, the nodes with cpu left have
-    # often used them up)
-    inner = rest if holding is None or sparse_lead else \
-        [pair for pair in rest if pair[0] in holding] + \
-        [pair for pair in rest if pair[0] not in holding]
+    # often used them up; put in that order at the first block looked
+    # inside, as many searches look inside none)
+    inner: Optional[Sequence[Tuple[Any, float]]] = \
+        rest if holding is None or sparse_lead else None
     for index in candidates:
         if counted is not None and not blocks[index].counts[counted]:
             # (no node of the block has every resource asked that only some
@@ -289,6 +289,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 refused.prefix = done
             continue
         looked = True
+        if inner is None:
+            kinds = holding or frozenset()
+            inner = [pair for pair in rest if pair[0] in kinds] + \
+                [pair for pair in rest if pair[0] not in kinds]
         slots = block.slots
         whole = not start  # every node of the block was looked at, none taken
         cols = block.cols
