@@ -15,10 +15,10 @@ scaled quantities left):
   has at least both of two quantities, by one bisection; any change of the
   block's columns forgets it;
 * a *masked* column per resource only some nodes of the class have
-  (:meth:`DerivedColumns.mask`), in a class with joint columns: the joint
-  column of ratio one, on the nodes that have some of the resource left,
-  minus infinity elsewhere; its bounds turn away the blocks whose nodes
-  having the resource are full;
+  (:meth:`DerivedColumns.mask`; at most :data:`MAX_MASKED` a class), in a
+  class with joint columns: the joint column of ratio one, on the nodes
+  that have some of the resource left, minus infinity elsewhere; its
+  bounds turn away the blocks whose nodes having the resource are full;
 * a *set column* per set of two or more such resources that a search found
   on no node (:meth:`DerivedColumns.mask_set`), where nodes keep their
   order (Prioritized, RoundRobin) and in a class of at least
