@@ -353,11 +353,12 @@ class BestFitDistributor(Distributor):
         for a rubric score meeting both infinities).
 
         Raises:
+            InvalidTypeError: ``name`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
 
         Cost: O(R).
         """
-        flag, score = self._room(self._slot(name))
+        flag, score = self._room(self._slot(name, "room_score"))
         return Decimal("NaN") if flag else score
 
     # ------------------------------------------------------ strategy hooks

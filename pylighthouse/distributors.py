@@ -348,11 +348,12 @@ class Distributor:
         """Return the :class:`NodeState` of node ``name``.
 
         Raises:
+            InvalidTypeError: ``name`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
 
         Cost: O(R + workloads on the node).
         """
-        slot = self._slot(name)
+        slot = self._slot(name, "node_state")
         return NodeState(slot.name, _plain(slot.node.resources),
                          _plain(slot.remaining), tuple(slot.workloads),
                          slot.cordoned)
@@ -370,11 +371,12 @@ class Distributor:
         """Return the placed workload called ``name``.
 
         Raises:
+            InvalidTypeError: ``name`` is not a string.
             UnknownNameError: no placed workload has that name.
 
         Cost: O(1).
         """
-        return self._placed_slot(name).workloads[name]
+        return self._placed_slot(name, "workload").workloads[name]
 
     # --------------------------------------------------------------- placing
 
@@ -447,6 +449,7 @@ class Distributor:
         Nothing is recorded when anything is raised.
 
         Raises:
+            InvalidTypeError: ``node`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
             DuplicateNameError: a workload name repeats or is already placed.
             InvalidInputError, InvalidTypeError: a workload is malformed, or
@@ -454,7 +457,7 @@ class Distributor:
 
         Cost: O(K x R) for K workloads.
         """
-        slot = self._slot(node)
+        slot = self._slot(node, "record_running")
         loads = self._accept_workloads(workloads)
         for load in loads:
             # Over capacity is allowed here; a resource the node lacks is not.
@@ -471,22 +474,24 @@ class Distributor:
         """Node ``name`` takes no new workloads; those on it stay.
 
         Raises:
+            InvalidTypeError: ``name`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
 
         Cost: O(log N).
         """
-        self._cordon(self._slot(name), True)
+        self._cordon(self._slot(name, "cordon"), True)
 
     @_changing
     def uncordon(self, name: str) -> None:
         """Node ``name`` takes new workloads again.
 
         Raises:
+            InvalidTypeError: ``name`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
 
         Cost: O(log N).
         """
-        self._cordon(self._slot(name), False)
+        self._cordon(self._slot(name, "uncordon"), False)
 
     @_changing
     def drain(self, name: str) -> Dict[str, Optional[str]]:
@@ -497,11 +502,12 @@ class Distributor:
         None when it could not move}``; a workload that cannot move stays.
 
         Raises:
+            InvalidTypeError: ``name`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
 
         Cost: that of placing the node's workloads.
         """
-        slot = self._slot(name)
+        slot = self._slot(name, "drain")
         self._cordon(slot, True)
         moves: Dict[str, Optional[str]] = {}
         for workload in self._sequence(list(slot.workloads.values())):
@@ -1058,18 +1064,27 @@ class Distributor:
 
     # ----------------------------------------------------------- validation
 
-    def _slot(self, name: Any) -> _Slot:
+    def _slot(self, name: Any, what: str) -> _Slot:
+        """The node called ``name`` (or the node's own, for a
+        :class:`Node`), for the call ``what``."""
         if isinstance(name, Node):
             name = name.name
+        elif not isinstance(name, str):
+            raise InvalidTypeError(f"{what}: expected a node name, got "
+                                   f"{type(name).__name__} {shown(name)}")
         try:
             return self._slots[name]
-        except (KeyError, TypeError):
+        except KeyError:
             raise UnknownNameError(f"node {shown(name)}: no such node") from None
 
-    def _placed_slot(self, name: Any) -> _Slot:
+    def _placed_slot(self, name: Any, what: str) -> _Slot:
+        """The node of the placed workload called ``name``, for the call ``what``."""
+        if not isinstance(name, str):
+            raise InvalidTypeError(f"{what}: expected a workload name, got "
+                                   f"{type(name).__name__} {shown(name)}")
         try:
             return self._where[name]
-        except (KeyError, TypeError):
+        except KeyError:
             raise UnknownNameError(f"workload {shown(name)}: not placed") from None
 
     def _accept_nodes(self, nodes: Iterable[NodeLike]) -> List[Node]:
@@ -1110,7 +1125,7 @@ class Distributor:
             if not isinstance(name, str):
                 raise InvalidTypeError(f"{what}: expected workload names, got "
                                        f"{type(name).__name__} {shown(name)}")
-            self._placed_slot(name)
+            self._placed_slot(name, what)
             if name in seen:
                 raise DuplicateNameError(f"workload {shown(name)}: given twice")
             seen.add(name)
@@ -1124,7 +1139,7 @@ class Distributor:
             if not isinstance(name, (str, Node)):
                 raise InvalidTypeError(f"remove_nodes: expected node names, got "
                                        f"{type(name).__name__} {shown(name)}")
-            name = self._slot(name).name
+            name = self._slot(name, "remove_nodes").name
             if name in seen:
                 raise DuplicateNameError(f"node {shown(name)}: given twice")
             seen.add(name)

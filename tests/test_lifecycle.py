@@ -1,5 +1,6 @@
 """Release, add, cordon, drain, remove, all-or-nothing, explain, utilization, snapshots."""
 import json
+import re
 from decimal import Decimal
 from math import inf
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from pylighthouse import (BinPackDistributor, Distributor, DuplicateNameError,
+from pylighthouse import (BestFitDistributor, BinPackDistributor, Distributor, DuplicateNameError,
                           InvalidInputError, InvalidTypeError, LighthouseException, Node,
                           PrioritizedDistributor, RoundRobinDistributor, UnknownNameError)
 from instances import RUBRICS, clusters, operations
@@ -47,6 +48,28 @@ def test_release_of_an_unknown_name_changes_nothing():
         distributor.release_loads(["x", 5])
     with pytest.raises(InvalidTypeError, match="remove_nodes: expected node names, got int 5"):
         distributor.remove_nodes([5])
+    assert distributor.to_dict() == before
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda d, name: d.node_state(name), "node_state: expected a node name"),
+    (lambda d, name: d.cordon(name), "cordon: expected a node name"),
+    (lambda d, name: d.uncordon(name), "uncordon: expected a node name"),
+    (lambda d, name: d.drain(name), "drain: expected a node name"),
+    (lambda d, name: d.record_running(name, []), "record_running: expected a node name"),
+    (lambda d, name: d.workload(name), "workload: expected a workload name"),
+    (lambda d, name: d.room_score(name), "room_score: expected a node name"),
+])
+@pytest.mark.parametrize("name, shown", [(["a"], "list ['a']"), (5, "int 5"),
+                                         (None, "NoneType None")])
+def test_a_single_name_of_the_wrong_type_is_a_type_error(call, what, name, shown):
+    # (a list given where one name goes is a mistake of type, not an
+    # unknown node; nothing changes)
+    distributor = BestFitDistributor.from_list(NODES)
+    distributor.attempt_assign_loads(loads(("x", 1)))
+    before = distributor.to_dict()
+    with pytest.raises(InvalidTypeError, match=re.escape(f"{what}, got {shown}")):
+        call(distributor, name)
     assert distributor.to_dict() == before
 
 
