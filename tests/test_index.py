@@ -183,6 +183,20 @@ def check_index(distributor):
             for k in s.node.resources:
                 bearers.setdefault(k, set()).add(s)
         assert nodes.bearers == bearers
+        # (the bearers kept in order, where current, are the bearers in
+        # order; the runs of them remembered as refusing a vector, where
+        # current, refuse it by the fit rule or are cordoned)
+        for tag, (stamp, kept, keys) in nodes.ordered.items():
+            if stamp == nodes.members:
+                assert kept == sorted(bearers.get(tag, ()), key=lambda s: s.key), tag
+                assert keys == [s.key for s in kept], tag
+        for (tag, (names, immunities), needed), (now, refusing) in nodes.passed.items():
+            if now == (nodes.clock, nodes.members):
+                probe = lighthouse.Workload("probe", dict(zip(names, needed)), immunities)
+                ordered = sorted(bearers.get(tag, ()), key=lambda s: s.key)
+                assert refusing <= len(ordered), tag
+                assert all(s.cordoned or check_fit(s.remaining, probe) is not None
+                           for s in ordered[:refusing]), (tag, names, needed)
         # (each set column is over the set it is kept for, and each node's
         # list of the set columns of the sets it has all of, when made, whole)
         assert all(sorted(names) == [name for name, _ in column[1][:len(names)]]
@@ -630,19 +644,45 @@ def hostname_cluster(count):
         for i in range(count)]
 
 
+def columns_past(few):
+    """For a test sized so that a resource on more than ``few`` nodes is
+    searched by column whatever the strategy: ``FEW_KEPT`` (where nodes keep
+    their order) set to ``few`` too."""
+    def wrap(test):
+        return mock.patch("pylighthouse.index.plans.FEW_KEPT", few)(
+            mock.patch("pylighthouse.index.nodes.FEW_KEPT", few)(test))
+    return wrap
+
+
+@contextmanager
+def few_patched(few, sorted_at=8):
+    """``FEW`` and ``FEW_KEPT`` both ``few`` (the bearers of a tag tried one
+    by one where nodes move and where they keep their order), and
+    ``SORTED_AT_SEARCH`` ``sorted_at``."""
+    with mock.patch("pylighthouse.index.plans.FEW", few), \
+            mock.patch("pylighthouse.index.nodes.FEW", few), \
+            mock.patch("pylighthouse.index.plans.FEW_KEPT", few), \
+            mock.patch("pylighthouse.index.nodes.FEW_KEPT", few), \
+            mock.patch("pylighthouse.index.nodes.SORTED_AT_SEARCH", sorted_at):
+        yield
+
+
 @settings(max_examples=30, deadline=None)
 @given(strategy=STRATEGIES, picks=st.lists(st.tuples(
     st.integers(0, 59), st.sampled_from(["host", "gpu", "ssd", "plain", "nowhere"]),
     st.sampled_from([(), ("g",)])), min_size=1, max_size=40),
-    few=st.sampled_from([0, 2, 32]), load=st.sampled_from([2, 64]))
-def test_tags_through_the_tag_map_decide_like_the_reference(strategy, picks, few, load):
+    few=st.sampled_from([0, 2, 32]), load=st.sampled_from([2, 64]),
+    sorted_at=st.sampled_from([0, 8]))
+def test_tags_through_the_tag_map_decide_like_the_reference(strategy, picks, few, load,
+                                                            sorted_at):
     """Workloads pinned by a hostname tag (searched node by node among its
     bearers), asking for a common tag (searched by a tag column, or node by
-    node when ``FEW`` is large), a scarce gpu, nothing special, or more than
-    any node has; releases and cordons between."""
+    node when ``FEW`` or ``FEW_KEPT`` is large: among bearers sorted at the
+    search, or kept in order by the class when more than
+    ``SORTED_AT_SEARCH``), a scarce gpu, nothing special, or more than any
+    node has; releases and cordons between."""
     nodes = hostname_cluster(60)
-    with mock.patch("pylighthouse.index.plans.FEW", few), \
-            mock.patch("pylighthouse.index.nodes.FEW", few):
+    with few_patched(few, sorted_at):
         fast = make(strategy, nodes, {"cpu": 1, "gpu": 5}, True, load)
         reference = Reference(strategy, nodes, {"cpu": 1, "gpu": 5})
         for at, (node, kind, groups) in enumerate(picks):
@@ -667,6 +707,57 @@ def test_tags_through_the_tag_map_decide_like_the_reference(strategy, picks, few
                 reference.cordon(name)
         assert_same_state(fast, reference)
         check_index(fast)
+
+
+@settings(max_examples=30, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin"]), seed=st.integers(0, 10 ** 6),
+       load=st.sampled_from([2, 8]))
+def test_bearers_kept_in_order_remember_the_runs_that_refuse(strategy, seed, load):
+    """A gpu on 40 of 60 nodes (fewer than ``FEW_KEPT``: its bearers are
+    tried one by one, kept in order by the class), asked for again and again
+    at a few quantities: a search for a vector searched before starts after
+    the bearers remembered as refusing it. Workloads are released (room
+    gained), nodes cordoned, uncordoned, added and removed, and some
+    workloads are in an aversion group, in between: every decision is the
+    reference's, and every run remembered is true (``check_index``)."""
+    rng = random.Random(seed)
+    nodes = [{"name": f"n{at:02d}", "resources": {
+        "cpu": rng.choice([2, 4]), "mem": 8, **({"gpu": rng.randint(1, 3)} if at % 3 else {})}}
+        for at in range(60)]
+    fast = make(strategy, nodes, None, True, load)
+    reference = Reference(strategy, nodes, None)
+    resumed = []
+    real = index_nodes.first_in_order
+
+    def watched(slots, keys, workload, groups, low, high, passed, vector, now):
+        known = passed.get(vector)
+        resumed.append(known is not None and known[0] == now and known[1] > 0)
+        return real(slots, keys, workload, groups, low, high, passed, vector, now)
+
+    with mock.patch.object(index_nodes, "first_in_order", watched):
+        for step in range(40):
+            batch = [{"name": f"w{step}-{at}",
+                      "requirements": {"cpu": rng.choice([1, 2]), "mem": 1, "gpu": 1},
+                      "aversion_groups": rng.choice([[], [], ["g"]])}
+                     for at in range(rng.randint(1, 4))]
+            assert fast.attempt_assign_loads(batch) == reference.assign(batch), step
+            names = [machine.name for machine in reference.machines]
+            operation = None
+            if step % 5 == 4 and reference.assignments():
+                operation = ("release", rng.sample(sorted(reference.assignments()),
+                                                   min(3, len(reference.assignments()))))
+            elif step % 7 == 6:
+                operation = (rng.choice(["cordon", "uncordon"]), rng.choice(names))
+            elif step % 11 == 10:
+                operation = ("add", [{"name": f"a{step}", "resources": {
+                    "cpu": 4, "mem": 8, "gpu": 2}}])
+            elif step % 13 == 12 and len(names) > 10:
+                operation = ("remove", [rng.choice(names)])
+            if operation is not None:
+                assert run(operation, fast) == run_reference(operation, reference), operation
+            check_index(fast)
+    assert_same_state(fast, reference)
+    assert any(resumed)  # (some search did start after a remembered run)
 
 
 def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
@@ -1052,6 +1143,7 @@ def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, 
             assert any(nodes_class.sparse for nodes_class in fast._index._classes.values())
 
 
+@columns_past(32)
 def test_a_set_column_is_brought_down_again_after_its_block_changed():
     """A search looking inside a block in vain brings the block's values in
     a set column down to the nodes' own; it does so again only after a node
@@ -1101,6 +1193,7 @@ def _bring_down(fast):
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "BinPack", "BestFit"])
+@columns_past(32)
 def test_sparse_columns_take_their_paths(strategy):
     """With every column of a kind sparse, searches of the ``kinds`` mix are
     led by sparse columns and check sparse ones inside blocks, so the tests
@@ -1134,6 +1227,7 @@ def test_sparse_columns_take_their_paths(strategy):
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+@columns_past(32)
 def test_many_kinds_take_the_paths_for_kinds(strategy):
     """On fixed problems of the ``kinds`` mix, the searches above do look
     inside blocks by the nodes' kinds and sieve for two kinds or more
@@ -1153,6 +1247,7 @@ def test_many_kinds_take_the_paths_for_kinds(strategy):
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+@columns_past(32)
 def test_a_node_joining_a_block_is_among_the_nodes_having_a_kind(strategy):
     """The nodes of a block having every kind a workload asks for are kept
     per block: a node that joins the block (here the only one left with
@@ -1574,6 +1669,7 @@ def test_a_sieve_checks_three_joint_columns_that_every_fitting_node_passes(
        sizes=st.lists(st.tuples(st.sampled_from([(1, 4), (8, 2), (64, 256), (2, 512)]),
                                 st.sampled_from([None, 0, 1, 8])),
                       min_size=1, max_size=8))
+@columns_past(32)
 def test_a_masked_column_leads_and_every_fitting_node_passes_it(
         cpu, mem, gpu, more_cpu, more_mem, more_gpu, strategy, sizes):
     """Where nodes move at every placement, a workload asking for a
@@ -1750,6 +1846,7 @@ def test_a_flavour_seen_before_reuses_its_sieve_until_the_plan_changes(strategy)
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
 @pytest.mark.parametrize("together", [0, 256])
+@columns_past(32)
 def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
     """Two kinds that few nodes have together are looked for among those
     nodes (see :meth:`~pylighthouse.index.plans.Entry.few_having_all`); a
@@ -1770,6 +1867,7 @@ def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+@columns_past(32)
 def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy):
     """A shape asking for two kinds that few nodes have together gets an
     entry without a sieve (see :func:`~pylighthouse.index.plans._entry`):
@@ -1852,6 +1950,7 @@ def test_a_class_losing_the_last_node_having_a_resource_plans_again(strategy, to
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+@columns_past(32)
 def test_a_set_of_kinds_that_fit_nowhere_gets_a_set_column(strategy):
     """Where nodes keep their order, a search for two kinds or more (each
     on part of the nodes) that finds no node makes the class a *set
@@ -1928,9 +2027,9 @@ def device_cluster(count, kinds, rng):
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), kinds=st.sampled_from([6, 20]),
        few=st.sampled_from([1, 3, 32]), together=st.sampled_from([0, 8, 256]),
-       load=st.sampled_from([2, 64]), sparse=SPARSE)
+       load=st.sampled_from([2, 64]), sparse=SPARSE, sorted_at=st.sampled_from([0, 8]))
 def test_many_kinds_of_device_decide_like_the_reference(strategy, seed, kinds, few, together,
-                                                        load, sparse):
+                                                        load, sparse, sorted_at):
     """Workloads asking for one to three kinds of device, each kind on part
     of the nodes: the nodes having all the kinds asked for are found among
     the bearers when few enough have them (``few``, ``together``), else by
@@ -1940,8 +2039,7 @@ def test_many_kinds_of_device_decide_like_the_reference(strategy, seed, kinds, f
     rng = random.Random(seed)
     nodes = device_cluster(40, kinds, rng)
     rubric = {"cpu": 1, "mem": 0.25}
-    with mock.patch("pylighthouse.index.plans.FEW", few), \
-            mock.patch("pylighthouse.index.nodes.FEW", few), \
+    with few_patched(few, sorted_at), \
             mock.patch("pylighthouse.index.plans.TOGETHER", together):
         fast = make(strategy, nodes, rubric, True, load, sparse=sparse)
         reference = (BestFitReference(nodes) if strategy == "BestFit"

@@ -55,6 +55,7 @@ block O(C + L).
 """
 from bisect import bisect_left
 from itertools import islice
+from operator import attrgetter
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from .columns import (LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn, JointColumn,
@@ -64,6 +65,7 @@ from .derived import DerivedColumns
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
            "column_value"]
 
+_KEY = attrgetter("key")
 #: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers
@@ -92,6 +94,9 @@ SPARSE = 16
 #: (2000 nodes with 60 of 300 kinds each: BinPack placed 7,400 workloads a
 #: second with 557 dense columns).
 MAX_DENSE = 64
+#: At most this many resources whose bearers a class keeps in order (see
+#: :meth:`NodeClass.in_order`); past it, it starts afresh.
+MAX_ORDERED = 4096
 #: At most this many group columns a class keeps (see
 #: :meth:`NodeClass.group_column`): each costs a float a node, and a list
 #: operation whenever a node moves within its block.
@@ -248,7 +253,7 @@ class NodeClass(DerivedColumns):
                  "versions", "clock", "refusals", "countdown", "wasted", "members", "period",
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
-                 "stepped", "group_columns", "dense_most")
+                 "stepped", "group_columns", "dense_most", "ordered", "passed")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -311,6 +316,26 @@ class NodeClass(DerivedColumns):
         self.grouped: Dict[str, GroupColumn] = {}
         self.stepped = 0
         self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
+        # (per resource, its bearers in order with their keys, and the
+        # count of joins and leaves they were sorted at: see :meth:`in_order`)
+        self.ordered: Dict[str, Tuple[int, List[Any], List[Any]]] = {}
+        # (per resource and requirement vector, how many of its bearers in
+        # order refuse the vector, and when: see :func:`.search.first_in_order`)
+        self.passed: Dict[Any, Tuple[Any, int]] = {}
+
+    def in_order(self, name: str) -> Tuple[List[Any], List[Any]]:
+        """The nodes of the class bearing ``name``, in order, and their
+        keys; for a class whose nodes keep their order (their keys never
+        change), so that only a node joining or leaving the class changes
+        them. O(H log H) for H bearers the first time, O(1) again until a
+        node joins or leaves."""
+        known = self.ordered.get(name)
+        if known is None or known[0] != self.members:
+            if len(self.ordered) >= MAX_ORDERED:
+                self.ordered.clear()
+            slots = sorted(self.bearers.get(name, ()), key=_KEY)
+            known = self.ordered[name] = (self.members, slots, [slot.key for slot in slots])
+        return known[1], known[2]
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of

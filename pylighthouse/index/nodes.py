@@ -42,8 +42,9 @@ from ..model import Workload
 from ..quantities import ZERO
 from .blocks import MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
 from .columns import GroupColumn
-from .plans import FEW, Entry, Plan, asked_by_all, joint_policy, make_plan, review_joint
-from .search import acceptable, first_among, first_in_class, refusing_run
+from .plans import (FEW, FEW_KEPT, SORTED_AT_SEARCH, Entry, Plan, asked_by_all, joint_policy,
+                    make_plan, review_joint)
+from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
 
@@ -244,7 +245,7 @@ class NodeIndex:
                 bearers = nodes.bearers[key] = set()
                 self._layout += 1
             bearers.add(slot)
-            if len(bearers) == FEW + 1:
+            if len(bearers) == (FEW if self._ordering is not None else FEW_KEPT) + 1:
                 self._layout += 1  # searched by column from now on
         nodes.insert(slot)
         nodes.members += 1
@@ -479,8 +480,15 @@ class NodeIndex:
                 continue  # (the usual case for a class of warded nodes)
             few = None if entry.tag is not None else entry.few_having_all()
             if entry.tag is not None:
-                found = first_among(entry.nodes.bearers.get(entry.tag, ()), workload, groups,
-                                    low, high)
+                bearers = entry.nodes.bearers.get(entry.tag, ())
+                if self._ordering is None and len(bearers) > SORTED_AT_SEARCH:
+                    # (kept in order by the class: see FEW_KEPT)
+                    nodes = entry.nodes
+                    found = first_in_order(*nodes.in_order(entry.tag), workload, groups,
+                                           low, high, nodes.passed, (entry.tag, shape, needed),
+                                           (nodes.clock, nodes.members))
+                else:
+                    found = first_among(bearers, workload, groups, low, high)
             elif few is not None:
                 found = first_among(few, workload, groups, low, high)
             else:

@@ -27,10 +27,22 @@ from typing import AbstractSet, Any, Dict, FrozenSet, List, Mapping, Optional, T
 from .blocks import Floor, NodeClass
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
-__all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW"]
+__all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
+           "FEW_KEPT", "SORTED_AT_SEARCH"]
 
-#: A tag borne by at most this many nodes of a class is searched node by node.
+#: A tag borne by at most this many nodes of a class is searched node by
+#: node, where nodes move in their order at every placement (BinPack,
+#: BestFit): their bearers are sorted at each search.
 FEW = 32
+#: The same where nodes keep their order (Prioritized, RoundRobin): their
+#: bearers are kept sorted by the class (see
+#: :meth:`~.blocks.NodeClass.in_order`), so trying them one by one costs
+#: no sort, and beats the blocks' search up to about this many (each block
+#: holding one or two of them, whose bounds pass it for the others' room).
+FEW_KEPT = 96
+#: Bearers of a tag at most this many are sorted at each search all the
+#: same (a hostname's one node costs less so than looked up).
+SORTED_AT_SEARCH = 8
 #: A shape asking for two or more resources only some nodes of a class
 #: have, the fewest of them on at most this many nodes, looks first for
 #: the nodes having them all (see :meth:`Entry.few_having_all`): a
@@ -402,7 +414,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     size = nodes.size
     if names:
         rarest = min(counts, key=counts.__getitem__)
-        if counts[rarest] <= FEW and counts[rarest] < size:
+        if counts[rarest] <= (FEW if masking else FEW_KEPT) and counts[rarest] < size:
             return Entry(nodes, [], rarest, wards)
     # (the resources asked for that only some nodes of the class have: a
     # search looks inside a block at the nodes having them all)
