@@ -253,7 +253,7 @@ class NodeClass(DerivedColumns):
                  "versions", "clock", "refusals", "countdown", "wasted", "members", "period",
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
-                 "stepped", "group_columns", "dense_most", "ordered", "passed")
+                 "stepped", "group_columns", "dense_most", "ordered")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -319,9 +319,6 @@ class NodeClass(DerivedColumns):
         # (per resource, its bearers in order with their keys, and the
         # count of joins and leaves they were sorted at: see :meth:`in_order`)
         self.ordered: Dict[str, Tuple[int, List[Any], List[Any]]] = {}
-        # (per resource and requirement vector, how many of its bearers in
-        # order refuse the vector, and when: see :func:`.search.first_in_order`)
-        self.passed: Dict[Any, Tuple[Any, int]] = {}
 
     def in_order(self, name: str) -> Tuple[List[Any], List[Any]]:
         """The nodes of the class bearing ``name``, in order, and their

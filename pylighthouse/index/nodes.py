@@ -483,10 +483,8 @@ class NodeIndex:
                 bearers = entry.nodes.bearers.get(entry.tag, ())
                 if self._ordering is None and len(bearers) > SORTED_AT_SEARCH:
                     # (kept in order by the class: see FEW_KEPT)
-                    nodes = entry.nodes
-                    found = first_in_order(*nodes.in_order(entry.tag), workload, groups,
-                                           low, high, nodes.passed, (entry.tag, shape, needed),
-                                           (nodes.clock, nodes.members))
+                    found = first_in_order(*entry.nodes.in_order(entry.tag), workload, groups,
+                                           low, high)
                 else:
                     found = first_among(bearers, workload, groups, low, high)
             elif few is not None:

@@ -101,9 +101,6 @@ _NEG = float("-inf")
 #: the fit rule, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
-#: At most this many requirement vectors a class remembers refusing runs of
-#: bearers for (see :func:`first_in_order`); past it, it starts afresh.
-MAX_PASSED = 4096
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
@@ -517,56 +514,19 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
 
 
 def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload,
-                   groups: FrozenSet[str], low: Any, high: Any,
-                   passed: Optional[Dict[Any, Tuple[Any, int]]] = None, vector: Any = None,
-                   now: Any = None) -> Optional[Any]:
+                   groups: FrozenSet[str], low: Any, high: Any) -> Optional[Any]:
     """:func:`first_among` over candidates already in order (``keys``:
-    their order keys, ascending).
+    their order keys, ascending): no sort at each search.
 
-    ``passed`` (with ``vector``, the workload's requirement vector, and
-    ``now``, a mark that moves whenever a candidate may have gained room,
-    joined, left or been opened) remembers, per vector, how many of the
-    first candidates refuse it by the fit rule or are cordoned: only room
-    gained can turn such a refusal into a fit, so the next search for the
-    same vector starts after them while ``now`` stands. Nodes passed over
-    for an aversion group end the run (one may leave the group).
-
-    Cost: O(log K) for K candidates, plus one check of the fit rule each at
-    most, none for those remembered as refusing.
+    Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
     """
     start = 0 if low is None else bisect_left(keys, low)
     stop = len(keys) if high is None else bisect_left(keys, high)
-    counting = False  # (whether the run of refusals from the first goes on at ``start``)
-    memo: Dict[Any, Tuple[Any, int]] = {} if passed is None else passed
-    if passed is not None:
-        known = passed.get(vector)
-        prefix = known[1] if known is not None and known[0] == now else 0
-        if prefix >= start:
-            start, counting = prefix, True
-    requirements = workload.requirements
-    found = None
     for at in range(start, stop):
         slot = slots[at]
-        if not slot.cordoned:
-            remaining = slot.remaining
-            if requirements.keys() <= remaining.keys() and takes(remaining, workload):
-                if not groups or slot.groups.keys().isdisjoint(groups):
-                    found = slot
-                    break
-                if counting:  # (passed for a group, not refused: the run ends here)
-                    _remember(memo, vector, now, at)
-                    counting = False
-    else:
-        at = max(start, stop)  # (none taken: every candidate up to ``stop`` refused)
-    if counting:
-        _remember(memo, vector, now, at)
-    return found
-
-
-def _remember(passed: Dict[Any, Tuple[Any, int]], vector: Any, now: Any, run: int) -> None:
-    if len(passed) >= MAX_PASSED and vector not in passed:
-        passed.clear()
-    passed[vector] = (now, run)
+        if acceptable(slot, workload, groups):
+            return slot
+    return None
 
 
 def _in_range(candidates: Iterable[Any], low: Any, high: Any) -> Iterator[Any]:
