@@ -66,6 +66,7 @@ __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG
            "column_value"]
 
 _KEY = attrgetter("key")
+
 #: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers

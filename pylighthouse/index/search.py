@@ -70,7 +70,9 @@ refused for want of a node having those.)
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
 :func:`first_among` is the same last step over a short list of candidates
-(the nodes bearing a rare tag the workload asks for).
+(the nodes bearing a rare tag the workload asks for), sorted at the
+search; :func:`first_in_order` over such a list that the class keeps in
+order, where nodes keep their order (see :data:`~.plans.FEW_KEPT`).
 
 Cost: O(B) comparisons in C for B blocks of the class, plus O(log L) per
 block whose bounds pass and that keeps a frontier, O(L) in C (and
