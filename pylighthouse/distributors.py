@@ -1064,23 +1064,24 @@ class Distributor:
 
     # ----------------------------------------------------------- validation
 
-    def _slot(self, name: Any, what: str) -> _Slot:
+    def _slot(self, name: Any, what: str, expected: str = "a node name") -> _Slot:
         """The node called ``name`` (or the node's own, for a
-        :class:`Node`), for the call ``what``."""
+        :class:`Node`), for the call ``what`` (which ``expected`` names)."""
         if isinstance(name, Node):
             name = name.name
         elif not isinstance(name, str):
-            raise InvalidTypeError(f"{what}: expected a node name, got "
+            raise InvalidTypeError(f"{what}: expected {expected}, got "
                                    f"{type(name).__name__} {shown(name)}")
         try:
             return self._slots[name]
         except KeyError:
             raise UnknownNameError(f"node {shown(name)}: no such node") from None
 
-    def _placed_slot(self, name: Any, what: str) -> _Slot:
-        """The node of the placed workload called ``name``, for the call ``what``."""
+    def _placed_slot(self, name: Any, what: str, expected: str = "a workload name") -> _Slot:
+        """The node of the placed workload called ``name``, for the call
+        ``what`` (which ``expected`` names)."""
         if not isinstance(name, str):
-            raise InvalidTypeError(f"{what}: expected a workload name, got "
+            raise InvalidTypeError(f"{what}: expected {expected}, got "
                                    f"{type(name).__name__} {shown(name)}")
         try:
             return self._where[name]
@@ -1122,10 +1123,7 @@ class Distributor:
         for name in _single_or_many(names, what):
             if isinstance(name, Workload):
                 name = name.name
-            if not isinstance(name, str):
-                raise InvalidTypeError(f"{what}: expected workload names, got "
-                                       f"{type(name).__name__} {shown(name)}")
-            self._placed_slot(name, what)
+            self._placed_slot(name, what, "workload names")
             if name in seen:
                 raise DuplicateNameError(f"workload {shown(name)}: given twice")
             seen.add(name)
@@ -1136,10 +1134,7 @@ class Distributor:
         wanted: List[str] = []
         seen = set()
         for name in _single_or_many(names, "remove_nodes"):
-            if not isinstance(name, (str, Node)):
-                raise InvalidTypeError(f"remove_nodes: expected node names, got "
-                                       f"{type(name).__name__} {shown(name)}")
-            name = self._slot(name, "remove_nodes").name
+            name = self._slot(name, "remove_nodes", "node names").name
             if name in seen:
                 raise DuplicateNameError(f"node {shown(name)}: given twice")
             seen.add(name)
