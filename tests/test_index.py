@@ -640,8 +640,7 @@ def columns_past(few):
     searched by column whatever the strategy: ``FEW_KEPT`` (where nodes keep
     their order) set to ``few`` too."""
     def wrap(test):
-        return mock.patch("pylighthouse.index.plans.FEW_KEPT", few)(
-            mock.patch("pylighthouse.index.nodes.FEW_KEPT", few)(test))
+        return mock.patch("pylighthouse.index.plans.FEW_KEPT", few)(test)
     return wrap
 
 
@@ -651,9 +650,7 @@ def few_patched(few, sorted_at=8):
     by one where nodes move and where they keep their order), and
     ``SORTED_AT_SEARCH`` ``sorted_at``."""
     with mock.patch("pylighthouse.index.plans.FEW", few), \
-            mock.patch("pylighthouse.index.nodes.FEW", few), \
             mock.patch("pylighthouse.index.plans.FEW_KEPT", few), \
-            mock.patch("pylighthouse.index.nodes.FEW_KEPT", few), \
             mock.patch("pylighthouse.index.nodes.SORTED_AT_SEARCH", sorted_at):
         yield
 

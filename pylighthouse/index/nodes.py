@@ -42,7 +42,7 @@ from ..model import Workload
 from ..quantities import ZERO
 from .blocks import MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
 from .columns import GroupColumn
-from .plans import (FEW, FEW_KEPT, SORTED_AT_SEARCH, Entry, Plan, asked_by_all, joint_policy,
+from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
 from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
 
@@ -245,7 +245,7 @@ class NodeIndex:
                 bearers = nodes.bearers[key] = set()
                 self._layout += 1
             bearers.add(slot)
-            if len(bearers) == (FEW if self._ordering is not None else FEW_KEPT) + 1:
+            if len(bearers) == few_bearers(self._ordering is not None) + 1:
                 self._layout += 1  # searched by column from now on
         nodes.insert(slot)
         nodes.members += 1

@@ -28,7 +28,7 @@ from .blocks import Floor, NodeClass
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "SORTED_AT_SEARCH"]
+           "FEW_KEPT", "SORTED_AT_SEARCH", "few_bearers"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
 #: node, where nodes move in their order at every placement (BinPack,
@@ -43,6 +43,8 @@ FEW_KEPT = 96
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
 SORTED_AT_SEARCH = 8
+
+
 #: A shape asking for two or more resources only some nodes of a class
 #: have, the fewest of them on at most this many nodes, looks first for
 #: the nodes having them all (see :meth:`Entry.few_having_all`): a
@@ -66,6 +68,14 @@ JOINT_WASTE = 1.0
 JOINT_GAIN = 0.75
 #: Classes of at most this many nodes never make joint columns.
 JOINT_SIZE = FEW
+
+
+def few_bearers(moving: bool) -> int:
+    """How many bearers of a tag a class tries one by one at most:
+    :data:`FEW` where nodes move in their order at every placement
+    (``moving``), :data:`FEW_KEPT` where they keep it. (Read at each call,
+    so that a test may patch either.)"""
+    return FEW if moving else FEW_KEPT
 
 
 _SERIALS = count()
@@ -414,7 +424,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     size = nodes.size
     if names:
         rarest = min(counts, key=counts.__getitem__)
-        if counts[rarest] <= (FEW if masking else FEW_KEPT) and counts[rarest] < size:
+        if counts[rarest] <= few_bearers(masking) and counts[rarest] < size:
             return Entry(nodes, [], rarest, wards)
     # (the resources asked for that only some nodes of the class have: a
     # search looks inside a block at the nodes having them all)
