@@ -65,7 +65,9 @@ from .derived import DerivedColumns
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
            "column_value"]
 
-_KEY = attrgetter("key")
+#: A node's order key (to sort nodes by; the index, the search and the
+#: kept bearer orders all use this one).
+BY_KEY = attrgetter("key")
 
 #: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
@@ -331,7 +333,7 @@ class NodeClass(DerivedColumns):
         if known is None or known[0] != self.members:
             if len(self.ordered) >= MAX_ORDERED:
                 self.ordered.clear()
-            slots = sorted(self.bearers.get(name, ()), key=_KEY)
+            slots = sorted(self.bearers.get(name, ()), key=BY_KEY)
             known = self.ordered[name] = (self.members, slots, [slot.key for slot in slots])
         return known[1], known[2]
 

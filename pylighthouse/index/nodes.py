@@ -34,13 +34,13 @@ copies and pickles with its distributor.
 from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
-from operator import attrgetter, ge, lt
+from operator import ge, lt
 from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
                     Protocol, Sequence, Tuple)
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
+from .blocks import BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
 from .columns import GroupColumn
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
@@ -94,7 +94,6 @@ def floor_policy() -> FloorPolicy:
 #: Requirement vectors kept per set of names proven to fit nowhere.
 MAX_FAILED = 16
 NO_GROUPS: FrozenSet[str] = frozenset()
-_KEY = attrgetter("key")
 
 Shape = Tuple[Tuple[str, ...], FrozenSet[str]]
 
@@ -190,7 +189,7 @@ class NodeIndex:
 
     def __iter__(self) -> Iterator[Any]:
         """The nodes in order. O(N log K) for K classes."""
-        return merge(*self._classes.values(), key=_KEY)
+        return merge(*self._classes.values(), key=BY_KEY)
 
     @property
     def grown(self) -> int:

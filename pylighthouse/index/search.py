@@ -81,12 +81,12 @@ and, per candidate node, one check of the fit rule.
 """
 from bisect import bisect_left
 from itertools import compress, count, islice, repeat
-from operator import and_, attrgetter, ge, ne
+from operator import and_, ge, ne
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..fit import takes
 from ..model import Workload
-from .blocks import NodeClass, Refused
+from .blocks import BY_KEY, NodeClass, Refused
 from .columns import NEG, GroupColumn, JointColumn
 
 __all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "refusing_run",
@@ -95,7 +95,6 @@ __all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "ref
 #: (column, threshold) pairs.
 Sieve = Sequence[Tuple[Any, float]]
 
-_KEY = attrgetter("key")
 _NEG = float("-inf")
 #: Columns sieved inside a block (the first of the sieve, in C: a resource
 #: only some nodes of the class bear, else the joint column when there is
@@ -509,7 +508,7 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
     Cost: O(K log K) for K candidates, plus one check of the fit rule each at most.
     """
     for slot in sorted(candidates if low is None and high is None
-                       else _in_range(candidates, low, high), key=_KEY):
+                       else _in_range(candidates, low, high), key=BY_KEY):
         if acceptable(slot, workload, groups):
             return slot
     return None
