@@ -42,6 +42,9 @@ the same names on (:meth:`_Lacking.gather`).
 Workloads that ask for the same resources, are immune to the same and fall
 at the same place of every sorted column they are counted on share their
 line but for the quantities they need (kept per batch, up to :data:`KEPT`).
+The place on the last of those columns does not matter: that resource
+refuses every node the ones before it left, however much the workload
+needs, so that workloads of quantities of their own mostly share one.
 A differential test holds the lines to those of
 :meth:`~pylighthouse.Distributor.explain_all`, counted both ways.
 
@@ -224,7 +227,9 @@ class _Layout:
         the first resource where every node has failed (lacking a resource
         asked for, or short of one so far): per resource, how many nodes
         have less of it than ``load`` needs, on which the counting of
-        :func:`_refused_by_bits` depends and nothing else; ``None`` when
+        :func:`_refused_by_bits` depends and nothing else (on the last
+        step's resource alone: it refuses every node the others left,
+        whatever that number); ``None`` when
         some node fails on none (it takes ``load``). ``failed``: the nodes
         lacking a resource asked for (:meth:`lacked`). O(R) bisections and
         operations on sets of bits."""
@@ -766,8 +771,12 @@ def _line(load: Workload, layouts: List[_Layout],
                 return None  # (some node of the layout takes it)
             # (with the resources: a resource where no node is short has no
             # step, so two workloads may fall at the same places on other
-            # resources)
-            places.append(tuple([(step[0], step[4]) for step in steps]))
+            # resources; of the last, the resource alone: it refuses every
+            # node the steps before it left, however much the workload
+            # needs, so that workloads of quantities of their own share a
+            # line whenever they fall at the same places on the others)
+            places.append(tuple([(step[0], step[4]) for step in steps[:-1]])
+                          + tuple([step[0] for step in steps[-1:]]))
             walks.append(steps)
             counted.append(layout)
     if singles and not _refused_alone(load, singles, reasons):

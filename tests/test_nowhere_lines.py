@@ -138,6 +138,33 @@ def test_many_workloads_against_one_layout_each_count_their_own(counting):
     assert lines[:7] == [None] * 7
 
 
+def test_workloads_apart_only_on_the_last_resource_share_their_count():
+    # Every node that has cpu 2 left fails on memory, however much memory
+    # the workload needs: one count serves the four, each line with its own
+    # need (n6's memory below zero is counted apart, as not tolerated).
+    nodes = [{"name": f"n{index}", "resources": {"cpu": cpu, "mem": mem}}
+             for index, (cpu, mem) in enumerate([(1, 1.5), (4, 1), (1, 1.9), (4, 0.5),
+                                                 (1, 1.8), (4, 0.25), (2, -1), (3, 0.75)])]
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    probes = [{"name": f"p{index}", "requirements": {"cpu": 2, "mem": mem}}
+              for index, mem in enumerate([2, 3.5, 1.25, 70])]
+    counted = []
+
+    def counting_calls(*args, **kwargs):
+        counted.append(args[1].name)
+        return real(*args, **kwargs)
+
+    real = nowhere._refused_by_bits
+    with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2), \
+            mock.patch.object(nowhere, "_refused_by_bits", counting_calls):
+        lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert counted == ["p0"]
+    assert lines[1] == ("0/8 nodes fit: 4 insufficient mem (needs 3.5, most left 1), "
+                        "3 insufficient cpu (needs 2, most left 1), "
+                        "1 mem below zero and not tolerated")
+
+
 def test_ties_go_to_the_first_node_in_order_across_layouts(counting):
     # Equal quantities written differently (a reason shows them as written):
     # the most left is the one of the first node in order, whichever layout
