@@ -940,6 +940,64 @@ def test_mixes_of_the_benchmark_matrix_decide_like_the_reference(strategy, seed,
     check_index(fast)
 
 
+@contextmanager
+def every_limit_tiny():
+    """Every bound on what the index and the answers keep, at its least:
+    records, vectors seen, plans, shapes proven to fit nowhere, counted sets,
+    dense and group columns, kept bearer orders, holder lists, kept lines,
+    kept sets of bits and layouts tried: each is let go, or never kept,
+    again and again."""
+    from pylighthouse import nowhere
+    from pylighthouse.index import blocks, columns, derived
+    with mock.patch.multiple(blocks, MAX_REFUSED=2, MAX_SEEN=2, MAX_COUNTED=1, MAX_DENSE=1,
+                             MAX_ORDERED=1, MAX_GROUP_COLUMNS=1, MAX_HOLDING=1), \
+            mock.patch.object(columns, "MAX_HOLDING", 1), \
+            mock.patch.object(derived, "MAX_HOLDING", 1), \
+            mock.patch.multiple(index_nodes, MAX_SHAPES=1, MAX_FAILED=1), \
+            mock.patch.multiple(nowhere, KEPT=1, MADE_BYTES=1, TRIES=1, JOINS=1):
+        yield
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+@pytest.mark.parametrize("mix", ["all", "devices", "kinds", "over", "groups4000"])
+def test_every_limit_at_its_least_decides_like_the_reference(strategy, mix):
+    """Mixes of the benchmark matrix, at library settings but for every
+    limit, through a lifecycle; the decisions, the state, the index and
+    the lines of workloads that fit nowhere as the slow readings give them."""
+    import random
+    sys_path_benchmarks()
+    import mixes
+    rng = random.Random(f"{strategy}/{mix}")
+    nodes, workloads = mixes.problem(mix, 60, 420, seed=3)
+    with every_limit_tiny():
+        if strategy == "BestFit":
+            fast, reference = lighthouse.BestFitDistributor(nodes), BestFitReference(nodes)
+        else:
+            fast = make(strategy, nodes, mixes.RUBRIC, True, 4, "adaptive", "cached")
+            reference = Reference(strategy, nodes, mixes.RUBRIC)
+        for start in range(0, len(workloads), 140):
+            batch = workloads[start:start + 140]
+            assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+        assert_same_state(fast, reference)
+        placed = sorted(reference.assignments())
+        steps = [("release", rng.sample(placed, len(placed) // 4)),
+                 ("drain", nodes[7]["name"]), ("remove", [nodes[11]["name"]]),
+                 ("add", mixes.problem(mix, 6, 0, seed=4, prefix="late")[0]),
+                 ("assign", mixes.problem(mix, 0, 120, seed=5, prefix="more")[1])]
+        for operation in steps:
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+        check_index(fast)
+        probes = mixes.problem(mix, 0, 200, seed=6, prefix="why")[1] + mixes.nowhere(nodes, 40)
+        loads = lighthouse.Workload.from_list(probes)
+        explained = fast.explain_all(loads)
+        lines = fast._nowhere_lines(loads)
+        assert any(line is not None for line in lines)
+        for load, line in zip(loads, lines):
+            if line is not None:
+                assert line == str(explained[load.name]), load.name
+
+
 def kinds_sieves(nodes_class, kinds):
     """The sieves of a class's kept refusals and scratch record that test
     two kinds or more."""
