@@ -191,13 +191,27 @@ class _Layout:
         everyone = self.everyone = (1 << len(placed)) - 1
         having: Dict[str, int] = {}
         below: Set[str] = set()  # (the names some node has less than zero of)
-        for index, remaining in enumerate(remainings):
-            bit = 1 << index
-            for key, left in remaining.items():
-                if key in asked:
-                    having[key] = having.get(key, 0) | bit
-                if left < ZERO:
-                    below.add(key)
+        if len(asked) + len(self.keys) < NARROW:
+            # (a gathered layout, see :meth:`_Lacking.gather`: its few keys
+            # and names asked looked up, not every resource of its nodes)
+            interest = tuple(set(asked).union(self.keys))
+            for index, remaining in enumerate(remainings):
+                bit = 1 << index
+                for key in interest:
+                    left = remaining.get(key)
+                    if left is not None:
+                        if key in asked:
+                            having[key] = having.get(key, 0) | bit
+                        if left < ZERO:
+                            below.add(key)
+        else:
+            for index, remaining in enumerate(remainings):
+                bit = 1 << index
+                for key, left in remaining.items():
+                    if key in asked:
+                        having[key] = having.get(key, 0) | bit
+                    if left < ZERO:
+                        below.add(key)
         self.negative = [key for key in self.keys if key in below]
         # (the resources asked for that every node has)
         self.names = frozenset(key for key, bits in having.items() if bits == everyone)
@@ -674,8 +688,9 @@ class _Lacking:
         order = _ordered([layout.visit(load) for layout in layouts])
         if order is None:
             return None
+        # (only workloads asking for ``names`` are counted here)
         found = self.gathered[key] = _Layout(order, [(order, positions, remainings)],
-                                             self.asked)
+                                             set(names))
         return found
 
 
@@ -688,6 +703,9 @@ _GATHERED = "gathered"
 #: its parts, each a text or, for a shortfall, (count, resource, most
 #: left), written with the workload's own quantity.
 _Kept = List[Any]
+#: A layout whose keys and names asked are fewer than this looks up those
+#: in each node's resources, instead of going through all of them.
+NARROW = 16
 #: Lines kept per batch, at most (then no more are kept).
 KEPT = 1 << 16
 
