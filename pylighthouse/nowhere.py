@@ -335,19 +335,31 @@ def _canonical(keys: Tuple[str, ...], together: Set[Tuple[str, str]], negative: 
                rank: Dict[str, int]) -> Tuple[str, ...]:
     """``keys`` (a node's names, in its order) in the order that keeps
     every pair of them that may refuse one workload as the node has it
-    (see :func:`nowhere_lines`) and puts the others by ``rank``. O(R^2)."""
-    def bound(first: str, second: str) -> bool:
-        return first in negative or second in negative or (first, second) in together \
-            or (second, first) in together
-
-    left = list(keys)
+    (see :func:`nowhere_lines`) and puts the others by ``rank``: of the
+    keys no such pair puts after one still left, the least ranked, in
+    turn. O(R^2 + R log R)."""
+    size = len(keys)
+    # (per key, how many keys before it it must follow, and which follow it)
+    waiting = [0] * size
+    following: List[List[int]] = [[] for _ in keys]
+    for at, first in enumerate(keys):
+        loose = first not in negative
+        for later in range(at + 1, size):
+            second = keys[later]
+            if not loose or second in negative or (first, second) in together \
+                    or (second, first) in together:
+                waiting[later] += 1
+                following[at].append(later)
+    ready = [(rank[key], at) for at, key in enumerate(keys) if not waiting[at]]
+    heapify(ready)
     found: List[str] = []
-    while left:
-        free = [key for at, key in enumerate(left)
-                if not any(bound(before, key) for before in left[:at])]
-        chosen = min(free, key=rank.__getitem__)
-        found.append(chosen)
-        left.remove(chosen)
+    while ready:
+        _, at = heappop(ready)
+        found.append(keys[at])
+        for later in following[at]:
+            waiting[later] -= 1
+            if not waiting[later]:
+                heappush(ready, (rank[keys[later]], later))
     return tuple(found)
 
 

@@ -466,3 +466,36 @@ def test_merged_orders_are_those_of_walking_both(names, data):
         assert found is None and expected == first
     else:
         assert found == expected
+
+
+def canonical_by_rereading(keys, together, negative, rank):
+    """A node's names put in order as the line counting reads it, literally:
+    again and again, of the names left that no name left before them (in
+    the node's order) must precede, the least ranked. Two names must keep
+    their order when one is below zero somewhere or a workload asks for
+    both."""
+    def bound(first, second):
+        return first in negative or second in negative or (first, second) in together \
+            or (second, first) in together
+
+    left = list(keys)
+    found = []
+    while left:
+        free = [key for at, key in enumerate(left)
+                if not any(bound(before, key) for before in left[:at])]
+        chosen = min(free, key=rank.__getitem__)
+        found.append(chosen)
+        left.remove(chosen)
+    return tuple(found)
+
+
+@settings(max_examples=400, deadline=None)
+@given(keys=st.lists(st.sampled_from("abcdefghij"), unique=True, max_size=10),
+       pairs=st.sets(st.tuples(st.sampled_from("abcdefghij"), st.sampled_from("abcdefghij"))),
+       negative=st.sets(st.sampled_from("abcdefghij"), max_size=3), data=st.data())
+def test_a_nodes_names_are_put_in_order_as_read_literally(keys, pairs, negative, data):
+    ranked = data.draw(st.permutations("abcdefghij"))
+    rank = {key: at for at, key in enumerate(ranked)}
+    keys = tuple(keys)
+    assert nowhere._canonical(keys, pairs, negative, rank) == \
+        canonical_by_rereading(keys, pairs, negative, rank)
