@@ -603,7 +603,7 @@ class _Lacking:
     set of names asked, O(R) operations on N bits once."""
 
     __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
-                 "everywhere", "order")
+                 "everywhere", "order", "made")
 
     def __init__(self, layouts: List[_Layout], asked: Set[str], order: Order) -> None:
         self.asked = asked
@@ -612,6 +612,9 @@ class _Lacking:
         # or ``None`` for none; and those seen once)
         self.gathered: Dict[Any, Optional[_Layout]] = {}
         self.seen: Set[Any] = set()
+        # (the layouts gathered, per their nodes and the immunities they
+        # were gathered for: see :meth:`gather`)
+        self.made: Dict[Any, List[_Layout]] = {}
         self.masks = []
         having: Dict[str, int] = {}
         nodes = 0
@@ -700,9 +703,18 @@ class _Lacking:
         order = _ordered([layout.visit(load) for layout in layouts])
         if order is None:
             return None
+        # (the same nodes gathered for names that include these, with more
+        # keys around the same ones in the same order, as cpu, memory, disk
+        # and a kind against cpu, memory and the kind, are counted on too)
+        same = self.made.setdefault((tuple(positions), load.immunities), [])
+        for found in same:
+            if found.names.issuperset(names) and list(found.visit(load)) == order:
+                self.gathered[key] = found
+                return found
         # (only workloads asking for ``names`` are counted here)
         found = self.gathered[key] = _Layout(order, [(order, positions, remainings)],
                                              set(names))
+        same.append(found)
         return found
 
 

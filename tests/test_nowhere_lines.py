@@ -428,6 +428,48 @@ def test_holders_of_a_kind_counted_as_a_layout_of_their_own(strategy, seed, dire
     assert any(gathered) and not all(gathered)
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+@pytest.mark.parametrize("seed", range(3))
+def test_holders_gathered_once_serve_workloads_asking_for_fewer_names(strategy, seed):
+    # The holders of a kind, gathered for workloads asking for cpu, memory
+    # and the kind, are counted on again for workloads asking for cpu and
+    # the kind only (the same nodes, the same order of what can refuse
+    # them), not gathered a second time; workloads asking for the fewer
+    # names first get a layout of their own. Some are immune to the ward.
+    rng = random.Random(seed)
+    _, distributor = device_cluster(strategy, rng, warding=True)
+    probes = []
+    for kind in range(4):
+        order = [True, True, False, False] if kind % 2 else [False, False, True, True]
+        for index, with_memory in enumerate(order * 2):
+            requirements = {"cpu": rng.choice([1, 4, 9]) + rng.randint(0, 3) / 4}
+            if with_memory:
+                requirements["mem"] = rng.choice([1, 20]) + rng.randint(0, 3) / 4
+            requirements[f"dev-{kind:02d}"] = rng.choice([1, 2, 4])
+            probe = {"name": f"p{kind}-{index}", "requirements": requirements}
+            if index >= 4:
+                probe["immunities"] = ["dedicated"]
+            probes.append(probe)
+    gathered = {}
+    real = nowhere._Lacking.gather
+
+    def gather_(self, load, names, layouts):
+        found = real(self, load, names, layouts)
+        if found is not None:
+            gathered.setdefault(id(found), set()).add((names, load.immunities))
+        return found
+
+    # (a kind sits on about one node in four here: gathered from one in two)
+    with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2), \
+            mock.patch.object(nowhere, "GATHER", 2), \
+            mock.patch.object(nowhere._Lacking, "gather", gather_):
+        lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    assert sum(line is not None for line in lines) > 8
+    assert any(len(shapes) > 1 for shapes in gathered.values())
+    assert any(len(shapes) == 1 for shapes in gathered.values())
+
+
 def merged_by_walking(first, second):
     """The merge of two orders of names that agree on their shared names, as
     a walk along both: the names of ``first`` up to the next shared one,
