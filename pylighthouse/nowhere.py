@@ -192,8 +192,9 @@ class _Layout:
         having: Dict[str, int] = {}
         below: Set[str] = set()  # (the names some node has less than zero of)
         if len(asked) + len(self.keys) < NARROW:
-            # (a gathered layout, see :meth:`_Lacking.gather`: its few keys
-            # and names asked looked up, not every resource of its nodes)
+            # (few keys and names asked, as a gathered layout has, see
+            # :meth:`_Lacking.gather`: those looked up in each node, not
+            # every resource of its nodes gone through)
             interest = tuple(set(asked).union(self.keys))
             for index, remaining in enumerate(remainings):
                 bit = 1 << index
