@@ -43,8 +43,6 @@ FEW_KEPT = 96
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
 SORTED_AT_SEARCH = 8
-
-
 #: A shape asking for two or more resources only some nodes of a class
 #: have, the fewest of them on at most this many nodes, looks first for
 #: the nodes having them all (see :meth:`Entry.few_having_all`): a
