@@ -52,3 +52,21 @@ def test_every_type_ignore_in_the_package_says_why():
             if "type: ignore" in line:
                 assert re.search(r"# type: ignore\[[\w-]+(, *[\w-]+)*\]\s+#\s*\S", line), \
                     f"{path.name}:{number}: a type: ignore needs its error code and a reason"
+
+
+def test_the_performance_tables_are_those_of_the_published_rows():
+    """docs/performance.rst shows the rows of docs/_static/matrix.json, as
+    benchmarks/page.py writes them: no figure of the tables is typed by hand,
+    and publishing other rows without writing the tables again fails here."""
+    import json
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import page
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    rows = json.loads((ROOT / "docs" / "_static" / "matrix.json").read_text())
+    text = (ROOT / "docs" / "performance.rst").read_text()
+    assert page.speeds(rows) in text
+    assert page.answers(rows) in text
+    other = [dict(row, per_s=row["per_s"] * 2) for row in rows]
+    assert page.speeds(other) not in text
