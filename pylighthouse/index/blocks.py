@@ -43,9 +43,14 @@ nodes having them all, which the block keeps per set of such resources
 (:meth:`Block.holding`) until a node joins, leaves or moves in it.
 
 A node re-ranked by a change of its room (BinPack, BestFit) moves with the
-column values it keeps (:meth:`NodeClass.move`); most moves stay inside
-the node's block, where a node that only lost room leaves the block's
-refusals standing (a block that refused a workload still refuses it).
+column values it keeps (:meth:`NodeClass.move`). A move inside the node's
+block costs least, and a node that only lost room leaves the block's
+refusals standing (a block that refused a workload still refuses it); a
+move to another block is a delete and an insert. The share of moves that
+stay inside falls as the cluster grows (more nodes between a node's old
+and new place): with BinPack at 10000 nodes about four in five where
+workloads come in a few sizes, one in five where they go to nodes spread
+over the order (a device on few nodes).
 
 Cost: inserting or deleting a node O(log N + C x L), C dense columns,
 plus O(1) per sparse column it has a value in and O(S) list operations
