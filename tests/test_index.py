@@ -31,7 +31,7 @@ from pylighthouse.index.columns import LOWEST
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from reference_bestfit import BestFitReference
-from test_differential import assert_same_state, run, run_reference, concrete
+from test_differential import assert_same_state, run, run_reference, concrete, step_both
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
 INF = float("inf")
@@ -744,6 +744,56 @@ def test_bearers_kept_in_order_decide_like_the_reference(strategy, seed, load):
             check_index(fast)
     assert_same_state(fast, reference)
     assert searched and min(searched) > 30  # (the kept order was searched)
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin"]), nodes=clusters(max_nodes=10),
+       steps=operations(max_steps=10), kept=st.sampled_from([1, 4096]))
+def test_bearers_searched_from_their_count_of_refusals_decide_like_the_reference(
+        strategy, nodes, steps, kept):
+    """Every tag asked for searched among its bearers in order, from the
+    count of bearers known to refuse (``CURSOR_AT`` and ``SORTED_AT_SEARCH``
+    at 0; one count kept a class, or many), through every lifecycle
+    operation: workloads of negative requirements, immunities, wards,
+    groups, releases, cordons, nodes joining and leaving."""
+    with mock.patch.multiple(index_nodes, CURSOR_AT=0, SORTED_AT_SEARCH=0, MAX_CURSORS=kept):
+        distributor = make(strategy, nodes, None, True, 2)
+        reference = Reference(strategy, nodes, None)
+        for step in steps:
+            operation, ours, theirs = step_both(step, distributor, reference)
+            assert ours == theirs, operation
+            assert_same_state(distributor, reference)
+        check_index(distributor)
+
+
+def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
+    """Prioritized fills the first bearers of a device (a gpu on 120 nodes
+    of 160, searched among its bearers in order); the next workload
+    asking for it, as large as the ones before, is not checked against
+    them again, and one asking for less is, once (the count starts again
+    from the first bearer)."""
+    nodes = [{"name": f"n{at:03d}", "resources": {"cpu": 4, "mem": 8, "gpu": 1}}
+             for at in range(120)] + \
+        [{"name": f"p{at:03d}", "resources": {"cpu": 4, "mem": 8}} for at in range(40)]
+    fast = make("Prioritized", nodes, None, True, 8)
+    loads = [{"name": f"w{at}", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}
+             for at in range(100)]
+    assert fast.attempt_assign_loads(loads) == {f"w{at}": f"n{at:03d}" for at in range(100)}
+    tried = []
+    real = lighthouse.index.search.takes
+
+    def counting(remaining, workload):
+        tried.append(remaining)
+        return real(remaining, workload)
+
+    with mock.patch("pylighthouse.index.search.takes", counting):
+        assert fast.attempt_assign_loads(
+            [{"name": "x", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}]) == {"x": "n100"}
+        assert len(tried) == 1  # (n100 only)
+        del tried[:]
+        assert fast.attempt_assign_loads(
+            [{"name": "y", "requirements": {"cpu": 1, "gpu": 1}}]) == {"y": "n101"}
+        assert len(tried) == 1  # (the count is made again, before the search)
 
 
 def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():

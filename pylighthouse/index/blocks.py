@@ -59,6 +59,7 @@ quantities O(log N + k x L) at worst, O(k) mostly; a move inside a
 block O(C + L).
 """
 from bisect import bisect_left
+from decimal import Decimal
 from itertools import islice
 from operator import attrgetter
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
@@ -67,7 +68,7 @@ from .columns import (LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn,
                       column_value)
 from .derived import DerivedColumns
 
-__all__ = ["Block", "NodeClass", "Refused", "Floor", "JointColumn", "OPEN", "NEG",
+__all__ = ["Block", "NodeClass", "Refused", "Floor", "Cursor", "JointColumn", "OPEN", "NEG",
            "column_value"]
 
 #: A node's order key (to sort nodes by; the index, the search and the
@@ -248,6 +249,22 @@ class Floor:
         self.seen = (-1, -1)
 
 
+class Cursor:
+    """How many bearers of a tag, in order, refuse the workloads searched
+    for (see :meth:`.nodes.NodeIndex._cursor`): ``at``, the count; ``least``,
+    the names every one of them asked for with the least of each; kept
+    while :attr:`~.nodes.NodeIndex.grown` and the class's ``members`` are
+    ``grown`` and ``members``."""
+
+    __slots__ = ("grown", "members", "least", "at")
+
+    def __init__(self, grown: int, members: int, least: Dict[str, Decimal]) -> None:
+        self.grown = grown
+        self.members = members
+        self.least = least
+        self.at = 0
+
+
 class NodeClass(DerivedColumns):
     """The nodes whose resources below zero at capacity are ``keys``, in order.
 
@@ -261,7 +278,7 @@ class NodeClass(DerivedColumns):
                  "versions", "clock", "refusals", "countdown", "wasted", "members", "period",
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
-                 "stepped", "group_columns", "dense_most", "ordered")
+                 "stepped", "group_columns", "dense_most", "ordered", "cursors")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -327,6 +344,9 @@ class NodeClass(DerivedColumns):
         # (per resource, its bearers in order with their keys, and the
         # count of joins and leaves they were sorted at: see :meth:`in_order`)
         self.ordered: Dict[str, Tuple[int, List[Any], List[Any]]] = {}
+        # (per tag and immunities, how many of its bearers in order refuse
+        # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
+        self.cursors: Dict[Tuple[str, FrozenSet[str]], Cursor] = {}
 
     def in_order(self, name: str) -> Tuple[List[Any], List[Any]]:
         """The nodes of the class bearing ``name``, in order, and their

@@ -40,11 +40,18 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 
 from ..model import Workload
 from ..quantities import ZERO
-from .blocks import BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Floor, NodeClass
+from .blocks import BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Cursor, Floor, NodeClass
 from .columns import GroupColumn
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
 from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
+
+
+#: Bearers of a tag kept in order searched from a count of those known to
+#: refuse (see :meth:`NodeIndex._cursor`) when more than this many.
+CURSOR_AT = 32
+#: Counts kept per class at most (cleared when full).
+MAX_CURSORS = 4096
 
 __all__ = ["NodeIndex", "NodeOrder", "RubricOrder", "DEFAULT_LOAD"]
 
@@ -482,8 +489,10 @@ class NodeIndex:
                 bearers = entry.nodes.bearers.get(entry.tag, ())
                 if self._ordering is None and len(bearers) > SORTED_AT_SEARCH:
                     # (kept in order by the class: see FEW_KEPT)
-                    found = first_in_order(*entry.nodes.in_order(entry.tag), workload, groups,
-                                           low, high)
+                    slots, keys = entry.nodes.in_order(entry.tag)
+                    found = first_in_order(slots, keys, workload, groups, low, high,
+                                           self._cursor(entry.nodes, entry.tag, workload, slots)
+                                           if low is None and len(slots) > CURSOR_AT else 0)
                 else:
                     found = first_among(bearers, workload, groups, low, high)
             elif few is not None:
@@ -552,6 +561,55 @@ class NodeIndex:
             if found is not None:
                 best, high = found, found.key
         return best
+
+    def _cursor(self, nodes: NodeClass, tag: str, workload: Workload,
+                slots: Sequence[Any]) -> int:
+        """How many of ``slots`` (the bearers of ``tag`` in the class's
+        order) from the first are known to refuse ``workload``: a count
+        kept per tag and immunities with the *floor* of the workloads
+        searched for (the names each asked for, and the least of each), and
+        moved on past every bearer that refuses the floor on one of its
+        names (or is cordoned). Such a bearer refuses every workload asking
+        for those names and at least as much of each, whatever else it asks
+        for. Kept while no node gains room, joins, leaves or is uncordoned
+        (:attr:`grown`, :attr:`~.blocks.NodeClass.members`); started again
+        when a workload asks for less than the floor or for fewer names.
+        O(F) for F names of the floor, plus O(F) per bearer passed, each
+        once for as long as the count is kept."""
+        cursors = nodes.cursors
+        key = (tag, workload.immunities)
+        record = cursors.get(key)
+        requirements = workload.requirements
+        if record is None or record.grown != self._grown or record.members != nodes.members:
+            if len(cursors) >= MAX_CURSORS:
+                cursors.clear()
+            record = cursors[key] = Cursor(self._grown, nodes.members, dict(requirements))
+        least = record.least
+        if not least.keys() <= requirements.keys():
+            for name in least.keys() - requirements.keys():
+                del least[name]
+            record.at = 0
+        for name, value in least.items():
+            needed = requirements[name]
+            if needed < value:
+                least[name] = needed
+                record.at = 0
+        at = record.at
+        count = len(slots)
+        immunities = workload.immunities
+        while at < count:
+            slot = slots[at]
+            if not slot.cordoned:
+                remaining = slot.remaining
+                for name, value in least.items():
+                    left = remaining.get(name)
+                    if left is None or left < value and name not in immunities:
+                        break  # (it refuses the floor on ``name``)
+                else:
+                    break  # (it may take a workload at the floor)
+            at += 1
+        record.at = at
+        return at
 
     def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
         """The shape's plan: the one kept, made again once the classes

@@ -39,7 +39,7 @@ FEW = 32
 #: :meth:`~.blocks.NodeClass.in_order`), so trying them one by one costs
 #: no sort, and beats the blocks' search up to about this many (each block
 #: holding one or two of them, whose bounds pass it for the others' room).
-FEW_KEPT = 96
+FEW_KEPT = 400
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
 SORTED_AT_SEARCH = 8

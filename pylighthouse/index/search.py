@@ -515,13 +515,16 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
 
 
 def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload,
-                   groups: FrozenSet[str], low: Any, high: Any) -> Optional[Any]:
+                   groups: FrozenSet[str], low: Any, high: Any,
+                   skip: int = 0) -> Optional[Any]:
     """:func:`first_among` over candidates already in order (``keys``:
     their order keys, ascending): no sort at each search.
 
     Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
     """
     start = 0 if low is None else bisect_left(keys, low)
+    if skip > start:
+        start = skip
     stop = len(keys) if high is None else bisect_left(keys, high)
     for at in range(start, stop):
         slot = slots[at]
