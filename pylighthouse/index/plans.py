@@ -37,8 +37,11 @@ FEW = 32
 #: The same where nodes keep their order (Prioritized, RoundRobin): their
 #: bearers are kept sorted by the class (see
 #: :meth:`~.blocks.NodeClass.in_order`), so trying them one by one costs
-#: no sort, and beats the blocks' search up to about this many (each block
-#: holding one or two of them, whose bounds pass it for the others' room).
+#: no sort, and a search starts past the bearers known to refuse it (see
+#: :meth:`.nodes.NodeIndex._cursor`): the full ones at the front of the
+#: order, which the blocks' search would look inside again and again (each
+#: block holding one or two of them, whose bounds pass it for the others'
+#: room).
 FEW_KEPT = 400
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
