@@ -526,10 +526,18 @@ def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload
     if skip > start:
         start = skip
     stop = len(keys) if high is None else bisect_left(keys, high)
+    asked = tuple(workload.requirements.items())
+    immunities = workload.immunities
     for at in range(start, stop):
         slot = slots[at]
-        if acceptable(slot, workload, groups):
-            return slot
+        remaining = slot.remaining
+        for key, needed in asked:  # (most bearers passed fall short here)
+            left = remaining.get(key)
+            if left is None or left < needed and key not in immunities:
+                break
+        else:
+            if acceptable(slot, workload, groups):
+                return slot
     return None
 
 
