@@ -779,21 +779,21 @@ def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
     loads = [{"name": f"w{at}", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}
              for at in range(100)]
     assert fast.attempt_assign_loads(loads) == {f"w{at}": f"n{at:03d}" for at in range(100)}
-    tried = []
-    real = lighthouse.index.search.takes
+    starts = []  # (how many bearers each search passed without a look)
+    real = index_nodes.first_in_order
 
-    def counting(remaining, workload):
-        tried.append(remaining)
-        return real(remaining, workload)
+    def watched(slots, keys, workload, groups, low, high, skip=0):
+        starts.append(skip)
+        return real(slots, keys, workload, groups, low, high, skip)
 
-    with mock.patch("pylighthouse.index.search.takes", counting):
+    with mock.patch.object(index_nodes, "first_in_order", watched):
         assert fast.attempt_assign_loads(
             [{"name": "x", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}]) == {"x": "n100"}
-        assert len(tried) == 1  # (n100 only)
-        del tried[:]
+        # (y asks for less, and for fewer names: the count starts again,
+        # and passes n100 too, whose gpu x took)
         assert fast.attempt_assign_loads(
             [{"name": "y", "requirements": {"cpu": 1, "gpu": 1}}]) == {"y": "n101"}
-        assert len(tried) == 1  # (the count is made again, before the search)
+    assert starts == [100, 101]
 
 
 def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
