@@ -600,6 +600,9 @@ class NodeIndex:
         while at < count:
             slot = slots[at]
             if not slot.cordoned:
+                # (the requirements' half of :func:`~pylighthouse.fit.takes`
+                # alone: a resource below zero that the floor does not ask
+                # for may be offset by a workload that does)
                 remaining = slot.remaining
                 for name, value in least.items():
                     left = remaining.get(name)

@@ -518,7 +518,9 @@ def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload
                    groups: FrozenSet[str], low: Any, high: Any,
                    skip: int = 0) -> Optional[Any]:
     """:func:`first_among` over candidates already in order (``keys``:
-    their order keys, ascending): no sort at each search.
+    their order keys, ascending): no sort at each search; the first
+    ``skip`` of them are known to refuse (see
+    :meth:`.nodes.NodeIndex._cursor`).
 
     Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
     """
@@ -526,18 +528,10 @@ def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload
     if skip > start:
         start = skip
     stop = len(keys) if high is None else bisect_left(keys, high)
-    asked = tuple(workload.requirements.items())
-    immunities = workload.immunities
     for at in range(start, stop):
         slot = slots[at]
-        remaining = slot.remaining
-        for key, needed in asked:  # (most bearers passed fall short here)
-            left = remaining.get(key)
-            if left is None or left < needed and key not in immunities:
-                break
-        else:
-            if acceptable(slot, workload, groups):
-                return slot
+        if acceptable(slot, workload, groups):
+            return slot
     return None
 
 
