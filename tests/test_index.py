@@ -26,6 +26,7 @@ from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index import nodes as index_nodes
+from pylighthouse.index import search
 from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
 from pylighthouse.index.columns import LOWEST
 from instances import RUBRICS, clusters, operations
@@ -178,6 +179,9 @@ def check_index(distributor):
         # (a top may stand above every bound, never below one)
         assert set(nodes.tops) == set(nodes.bounds)
         assert all(nodes.tops[column] >= max(bounds) for column, bounds in nodes.bounds.items())
+        # (exactly the largest bound but for the columns marked stale)
+        assert all(nodes.tops[column] == max(bounds, default=NEG)
+                   for column, bounds in nodes.bounds.items() if column not in nodes.stale)
         bearers = {}
         for s in members:
             for k in s.node.resources:
@@ -830,6 +834,113 @@ def test_a_class_that_cannot_host_a_workload_is_never_searched():
         assert fast.attempt_assign_loads(
             [{"name": "w", "requirements": {"cpu": 4}}]) == {"w": "c0"}
     assert len(tried) == 1
+
+
+def test_sieves_come_to_lead_with_the_column_nodes_fall_short_on():
+    """Blocks whose nodes have cpu and no memory to spare (and one node
+    each with memory and no cpu, so that the bounds pass): a search led by
+    cpu, as the workload names it, looks inside them and finds every node
+    short of memory. The shape's sieves are led by memory from then on,
+    and so are those of a plan made later for the same requirements, while
+    every decision stays the reference's."""
+    nodes = []
+    for block in range(25):
+        nodes += [{"name": f"b{block:02d}-{at}", "resources": {"cpu": 8, "mem": 1}}
+                  for at in range(7)]
+        nodes.append({"name": f"b{block:02d}-m", "resources": {"cpu": 0.5, "mem": 64}})
+    nodes += [{"name": f"z{at}", "resources": {"cpu": 8, "mem": 64}} for at in range(10)]
+    # (floors as in the library, unused in a class of 27 blocks: the run of
+    # blocks refusing a shape's floor would pass over those looked inside)
+    fast = make("Prioritized", nodes, None, True, 8, joint="adaptive", floors="library")
+    reference = Reference("Prioritized", nodes, None)
+    leads = []
+    real = index_nodes.first_in_class
+
+    def watched(nodes_class, sieve, *rest):
+        leads.append(sieve[0][0])
+        return real(nodes_class, sieve, *rest)
+
+    loads = [{"name": f"w{at}", "requirements": {"cpu": 1, "mem": 8}} for at in range(3)]
+    with mock.patch.object(index_nodes, "first_in_class", watched):
+        assert fast.attempt_assign_loads(loads) == reference.assign(loads) \
+            == {f"w{at}": "z0" for at in range(3)}
+        assert leads == ["cpu", "mem", "mem"]
+        (nodes_class,) = fast._index._classes.values()
+        assert nodes_class.leads == {frozenset({"cpu", "mem"}): ("mem", 1)}
+        # (a shape of its own, an immunity to nothing the nodes have: a new
+        # plan, led by memory at once)
+        del leads[:]
+        late = [{"name": "late", "requirements": {"cpu": 1, "mem": 8},
+                 "immunities": ["gpu"]}]
+        assert fast.attempt_assign_loads(late) == reference.assign(late)
+    assert leads == ["mem"]
+    assert_same_state(fast, reference)
+    check_index(fast)
+
+
+@settings(max_examples=150, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
+       seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 4, 8]),
+       most=st.sampled_from([1, 10 ** 6]))
+def test_sieves_led_by_the_column_nodes_fell_short_on_decide_like_the_reference(
+        strategy, seed, load, most):
+    """Nodes of cpu and memory drawn apart, workloads naming them in either
+    order, some in aversion groups, some asking for a third resource or
+    immune to a ward: every search that finds a node passing its sieve's
+    first column short on another has the shape's sieves led by that one
+    (``MISLED`` at 1; a class changing a lead once, or at will), through
+    releases, cordons, and nodes joining and leaving; every decision stays
+    the reference's."""
+    rng = random.Random(seed)
+    sizes = [0.5, 1, 2, 4, 8, 16]
+
+    def node(name):
+        resources = {"cpu": rng.choice(sizes), "mem": rng.choice(sizes)}
+        if rng.random() < 0.3:
+            resources["disk"] = rng.choice(sizes)
+        if rng.random() < 0.1:
+            resources["ward"] = -1
+        return {"name": name, "resources": resources}
+
+    nodes = [node(f"n{at:02d}") for at in range(rng.randint(1, 40))]
+    rubric = {"cpu": 1, "mem": 0.25}
+    with mock.patch.object(search, "MISLED", 1), \
+            mock.patch.object(plans, "MAX_PROMOTED", most):
+        distributor = make(strategy, nodes, rubric, True, load, joint="adaptive",
+                           floors="library")
+        reference = BestFitReference(nodes) if strategy == "BestFit" \
+            else Reference(strategy, nodes, rubric)
+        for step in range(6):
+            batch = []
+            for at in range(rng.randint(1, 12)):
+                cpu, mem = rng.choice(sizes) / 4, rng.choice(sizes) / 4
+                requirements = {"cpu": cpu, "mem": mem} if rng.random() < 0.5 \
+                    else {"mem": mem, "cpu": cpu}
+                if rng.random() < 0.2:
+                    requirements["disk"] = rng.choice(sizes) / 4
+                spec = {"name": f"w{step}-{at}", "requirements": requirements}
+                if rng.random() < 0.3:
+                    spec["aversion_groups"] = [f"g{rng.randrange(3)}"]
+                if rng.random() < 0.2:
+                    spec["immunities"] = ["ward"]
+                batch.append(spec)
+            assert distributor.attempt_assign_loads(batch) == reference.assign(batch), step
+            names = [machine.name for machine in reference.machines]
+            placed = sorted(reference.assignments())
+            choice = rng.randrange(4)
+            if choice == 0 and placed:
+                operation = ("release", rng.sample(placed, rng.randint(1, len(placed))))
+            elif choice == 1 and names:
+                operation = (rng.choice(["cordon", "uncordon"]), rng.choice(names))
+            elif choice == 2:
+                operation = ("add", [node(f"a{step}-{at}") for at in range(rng.randint(1, 8))])
+            elif names:
+                operation = ("remove", rng.sample(names, rng.randint(1, min(3, len(names)))))
+            else:
+                continue
+            assert run(operation, distributor) == run_reference(operation, reference), operation
+            assert_same_state(distributor, reference)
+        check_index(distributor)
 
 
 def test_a_workload_larger_than_every_node_ends_its_search_at_the_tops():

@@ -278,7 +278,8 @@ class NodeClass(DerivedColumns):
                  "versions", "clock", "refusals", "countdown", "wasted", "members", "period",
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
-                 "stepped", "group_columns", "dense_most", "ordered", "cursors")
+                 "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
+                 "stale")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -288,8 +289,11 @@ class NodeClass(DerivedColumns):
         self.lasts: List[Any] = []  # each block's last key, for bisection
         self.bounds: Dict[Any, List[float]] = {OPEN: []}
         # Per column, at least its largest bound (see :meth:`beyond`):
-        # raised with any bound, lowered only by :meth:`settle`.
+        # raised with any bound, lowered only by :meth:`settle`; exactly
+        # its largest bound but for the columns in ``stale``, where the
+        # block holding the top had its bound lowered since.
         self.tops: Dict[Any, float] = {OPEN: NEG}
+        self.stale: Set[Any] = set()
         self.bearers: Dict[str, Set[Any]] = {}
         self.load = load
         self.size = 0
@@ -340,6 +344,14 @@ class NodeClass(DerivedColumns):
         # stepped over (set by :func:`.search.first_in_class`).
         self.grouped: Dict[str, GroupColumn] = {}
         self.stepped = 0
+        # (the column the last search found nodes short of after they
+        # passed its sieve's first, when many were: see
+        # :meth:`.plans.Entry.promote`)
+        self.misled: Any = None
+        # (per set of requirements every node of the class has, the one
+        # whose column leads the sieves of shapes asking for them, and how
+        # many times it changed: see :meth:`.plans.Entry.promote`)
+        self.leads: Dict[FrozenSet[str], Tuple[str, int]] = {}
         self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
         # (per resource, its bearers in order with their keys, and the
         # count of joins and leaves they were sorted at: see :meth:`in_order`)
@@ -509,10 +521,16 @@ class NodeClass(DerivedColumns):
 
     def settle(self, sieve: Iterable[Tuple[Any, float]]) -> None:
         """Bring the tops of the columns of ``sieve`` down to their largest
-        bound (tops only rise as nodes change). O(B) in C per column."""
+        bound (tops only rise as nodes change), for those whose top may be
+        above it (:attr:`stale`). O(B) in C per such column."""
+        stale = self.stale
+        if not stale:
+            return
         tops, bounds = self.tops, self.bounds
         for key, _ in sieve:
-            tops[key] = max(bounds[key], default=NEG)
+            if key in stale:
+                stale.discard(key)
+                tops[key] = max(bounds[key], default=NEG)
 
     # ------------------------------------------------------------- changing
 
@@ -545,6 +563,7 @@ class NodeClass(DerivedColumns):
                 if made is None else made[at]
         self.bounds[key] = [block.bound(key) for block in self.blocks]
         self.tops[key] = max(self.bounds[key], default=NEG)
+        self.stale.discard(key)
 
     def _sparse_name(self, key: Any) -> Optional[str]:
         """The resource a column of ``key`` would be sparse over: its own,
@@ -575,6 +594,7 @@ class NodeClass(DerivedColumns):
                 known.append(key)
         bounds = self.bounds[key] = [_sparse_bound(block.sparse.get(key)) for block in blocks]
         self.tops[key] = max(bounds, default=NEG)
+        self.stale.discard(key)
 
     def sparse_of(self, slot: Any) -> List[Any]:
         """The sparse columns ``slot`` has a value in. O(1) mostly, O(R)
@@ -649,10 +669,14 @@ class NodeClass(DerivedColumns):
             for names in self._held(slot):
                 counts[names] -= 1
         sparse_keys = self.sparse_of(slot) if self.sparse else ()
+        tops, stale = self.tops, self.stale
         if not block.slots:
             taken = {column: values[position] for column, values in block.cols.items()}
             for column in sparse_keys:
                 taken[column] = block.sparse[column][slot]
+            for column, value in taken.items():  # (the node's values were the bounds)
+                if value >= tops[column]:
+                    stale.add(column)
             self._drop_block(index)
             return taken
         taken = {}
@@ -666,10 +690,14 @@ class NodeClass(DerivedColumns):
             # and has the resource), else it is found again.
             if value >= bounds[index] and value != NEG and values[0] != value:
                 bounds[index] = max(values)
+                if value >= tops[column]:
+                    stale.add(column)
         sparse = block.sparse
         for column in sparse_keys:
             found = sparse[column]
             value = taken[column] = found.pop(slot)
+            if value >= tops[column]:
+                stale.add(column)
             if not found:
                 del sparse[column]
                 all_bounds[column][index] = NEG
@@ -768,6 +796,8 @@ class NodeClass(DerivedColumns):
                     tops[key] = value
             elif value < old and old >= bounds[index]:
                 bounds[index] = max(values)
+                if old >= tops[key]:
+                    self.stale.add(key)
         joint = self.joint
         if joint is not None and joint[0] in cols:
             first, _, second, _ = self.scales
@@ -786,6 +816,8 @@ class NodeClass(DerivedColumns):
                         tops[key] = value
                 elif value < old and old >= bounds[index]:
                     bounds[index] = max(values)
+                    if old >= tops[key]:
+                        self.stale.add(key)
             if self.masked:
                 middle = joint_values[MIDDLE]
                 for name, key in self._masked_of(slot):
@@ -826,6 +858,8 @@ class NodeClass(DerivedColumns):
                 self.tops[key] = value
         elif value < old and old >= bounds[index]:
             bounds[index] = max(values.values()) if type(values) is dict else max(values)
+            if old >= self.tops[key]:
+                self.stale.add(key)
 
     def renew(self, index: int) -> None:
         """Forget what block ``index`` refused (a node of it lost a group). O(1)."""

@@ -97,6 +97,7 @@ class DerivedColumns:
         blocks: List["Block"]
         bounds: Dict[Any, List[float]]
         tops: Dict[Any, float]
+        stale: Set[Any]
         bearers: Dict[str, Set[Any]]
         sparse: Dict[Any, str]
         sparse_by_name: Dict[str, List[Any]]
@@ -217,7 +218,10 @@ class DerivedColumns:
             return
         values = block.cols[key]
         self._set_values(block, block.holding(names), key, values)
-        self.bounds[key][index] = max(values)
+        bounds = self.bounds[key]
+        if bounds[index] >= self.tops[key]:
+            self.stale.add(key)
+        bounds[index] = max(values)
         if sharp is None:
             block.sharp = {key}
         else:
@@ -341,6 +345,7 @@ class DerivedColumns:
         for key in dropped:
             del self.bounds[key]
             del self.tops[key]
+            self.stale.discard(key)
             name = self.sparse.pop(key, None)
             if name is not None:
                 self.sparse_by_name[name].remove(key)

@@ -549,6 +549,10 @@ class NodeIndex:
                                        shape, needed, refused, skip,
                                        holding if self._ordering is None else None, counted,
                                        apart)
+                if nodes.misled is not None:
+                    # (many nodes passing the sieve's first column were
+                    # short of another: the next sieves may lead with it)
+                    entry.promote(nodes.misled)
                 if groups and nodes.stepped >= self._grouping[0] and apart is None:
                     # (it stepped over many nodes hosting its groups, one by one)
                     for group in sorted(groups):

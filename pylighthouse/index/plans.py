@@ -69,6 +69,9 @@ JOINT_WASTE = 1.0
 JOINT_GAIN = 0.75
 #: Classes of at most this many nodes never make joint columns.
 JOINT_SIZE = FEW
+#: A class changes the lead of the sieves of shapes asking for the same
+#: requirements at most this many times (see :meth:`Entry.promote`).
+MAX_PROMOTED = 4
 
 
 def few_bearers(moving: bool) -> int:
@@ -140,6 +143,61 @@ class Entry:
         elif holding is not None and len(holding) > 1:
             self.kinds_last = [pair for pair in pairs if pair[0] not in holding] + \
                 [pair for pair in pairs if pair[0] in holding]
+
+    def promote(self, key: Any) -> bool:
+        """Have the sieves lead with the column of requirement ``key`` where
+        they are led by another requirement that every node of the class
+        has (a search found many nodes passing that one and short of
+        ``key``, as where workloads ask for much memory a cpu and nodes
+        have little); whether the pairs changed. The class remembers it for
+        the shapes asking for the same such requirements (see
+        :attr:`~.blocks.NodeClass.leads`), at most :data:`MAX_PROMOTED`
+        times, so that two columns never take turns for long. Every pair is
+        still compared: only the order of the work changes. O(R) for R
+        pairs."""
+        if type(key) is not str:
+            return False
+        names = self.plain_names()
+        if key not in names:
+            return False
+        leads = self.nodes.leads
+        times = leads[names][1] if names in leads else 0
+        if times >= MAX_PROMOTED or not self.lead_with(key):
+            return False
+        leads[names] = (key, times + 1)
+        return True
+
+    def plain_names(self) -> FrozenSet[str]:
+        """The requirements the shape asks for (not immune) that every
+        node of the class has: those whose order in the sieve only the
+        work depends on. O(R)."""
+        size, bearers = self.nodes.size, self.nodes.bearers
+        return frozenset([key for key, fixed in self.pairs if fixed is None and type(key) is str
+                          and len(bearers.get(key, _NONE)) == size])
+
+    def lead_with(self, key: str) -> bool:
+        """Put the pair of requirement ``key`` first in :attr:`pairs` and
+        :attr:`kinds_last` where another of :meth:`plain_names` leads them;
+        whether either changed (the class then makes the shape's sieves
+        again: a new serial). O(R)."""
+        names = self.plain_names()
+        changed = False
+        lists = []
+        for pairs in (self.pairs, self.kinds_last):
+            if pairs and pairs[0][0] in names and pairs[0][0] != key \
+                    and pairs[0][1] is None:
+                at = next(at for at, pair in enumerate(pairs) if pair[0] == key)
+                pairs = [pairs[at]] + pairs[:at] + pairs[at + 1:]
+                changed = True
+            lists.append(pairs)
+        if not changed:
+            return False
+        same = self.kinds_last is self.pairs
+        self.pairs = lists[0]
+        self.kinds_last = lists[0] if same else lists[1]
+        self.serial = next(_SERIALS)
+        self.last = None
+        return True
 
     def twin(self) -> "Entry":
         """A new entry for another shape asking for the same names (in
@@ -467,6 +525,11 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
             nodes.add_column(key)
     entry = Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
     entry.together = together
+    if nodes.leads:
+        # (a requirement the class found its sieves better led by)
+        led = nodes.leads.get(entry.plain_names())
+        if led is not None:
+            entry.lead_with(led[0])
     if not masking and len(partial) > 1 and all(fixed is None for _, fixed in partial):
         entry.settable = immunities
     return entry

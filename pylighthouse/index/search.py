@@ -102,6 +102,10 @@ _NEG = float("-inf")
 #: the fit rule, which few nodes reach, since the block's bounds passed
 #: every column.
 NEAR = 9
+#: A search in whose blocks this many nodes passing the first column fell
+#: short on another, and more than twice as many as passed every column,
+#: names that column in ``misled`` (see :meth:`.plans.Entry.promote`).
+MISLED = 32
 
 
 def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
@@ -174,6 +178,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     """
     blocks = nodes.blocks
     nodes.stepped = 0
+    nodes.misled = None
     if not blocks:
         return None
     if low is None:
@@ -207,7 +212,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             if write:
                 stamps[done:skip] = versions[done:skip]
             done = skip
-    (lead, least), rest = sieve[0], sieve[1:NEAR]
+    (lead, least), rest = sieve[0], list(sieve[1:NEAR])
     # (sparse columns, see :meth:`~.blocks.NodeClass.add_column`: read by
     # node, not by position; one that leads gives the positions to look at)
     sparse_lead = False
@@ -235,6 +240,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     if plain is not None:
         plain.stamped = True
     stepped = 0  # (nodes passed over one by one for a group)
+    failed = 0  # (nodes passing the first column, short on another)
+    reached = 0  # (nodes passing every column compared)
     # (the nodes hosting a group passed in C among those of ``holding`` or of
     # a sparse lead too: see below)
     narrowing = apart is not None and (sparse_lead or holding is not None)
@@ -242,7 +249,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # first: where the kinds sit on most nodes, the nodes with cpu left have
     # often used them up; put in that order at the first block looked
     # inside, as many searches look inside none)
-    inner: Optional[Sequence[Tuple[Any, float]]] = \
+    inner: Optional[List[Tuple[Any, float]]] = \
         rest if holding is None or sparse_lead else None
     for index in candidates:
         if counted is not None and not blocks[index].counts[counted]:
@@ -257,6 +264,11 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         else:
             column = None
         if column is not None:
+            if column is not bounded[0][0]:
+                # (the column that turned this block away is compared
+                # first at the next: blocks near each other fall short on
+                # the same resource, mostly)
+                _to_front(bounded, column)
             if not asked:
                 asked = True
                 if nodes.beyond(sieve):
@@ -333,8 +345,14 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 continue
             for key, threshold in inner:
                 if cols[key][position] < threshold:
+                    # (the column that turned this node away is compared
+                    # first at the next)
+                    failed += 1
+                    if key is not inner[0][0]:
+                        _to_front(inner, key)
                     break
             else:
+                reached += 1
                 slot = slots[position]
                 if rest_sparse and not _meets(block.sparse, slot, rest_sparse):
                     continue
@@ -350,6 +368,11 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 if takes(slot.remaining, workload):
                     nodes.stepped = stepped
                     return slot
+        if failed >= MISLED and failed > 2 * reached:
+            # (most nodes passing the first column fell short on another,
+            # many of them: the caller may have the shape's sieves led by
+            # that one)
+            nodes.misled = inner[0][0]
         if sharpening is not None:
             nodes.sharpen(index, sharpening, lead)
         if whole:
@@ -384,6 +407,14 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
 
 
 _UNKNOWN = object()
+
+
+def _to_front(pairs: List[Any], column: Any) -> None:
+    """Move the pair of ``column`` to the front of ``pairs``. O(len(pairs))."""
+    for at, pair in enumerate(pairs):
+        if pair[0] is column:
+            pairs.insert(0, pairs.pop(at))
+            return
 
 
 Pairs = List[Tuple[Any, float]]
@@ -459,6 +490,8 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
         for index in candidates:
             for column, threshold in bounded:
                 if column[index] < threshold:
+                    if column is not bounded[0][0]:
+                        _to_front(bounded, column)  # (as in :func:`first_in_class`)
                     break
             else:
                 block = blocks[index]
