@@ -25,7 +25,9 @@ Floats never reverse the order of two quantities, so a float bound below
 a requirement's float proves that no node of the block has enough. Per
 column the class also keeps a *top*, at least its largest bound: raised
 with the bounds, brought down only by a search that found no node in the
-whole class (:meth:`NodeClass.settle`).
+whole class (:meth:`NodeClass.settle`), and only where it may be above
+the largest bound: a column is marked *stale* when the bound that held its
+top falls.
 
 A *group column* (:meth:`NodeClass.group_column`) reads 0 for an open node
 hosting no workload of one aversion group and minus infinity for the

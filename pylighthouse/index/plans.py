@@ -15,7 +15,11 @@ and dropped here too, only where they pay (:func:`review_joint`), and its
 masked columns made, where nodes move at every placement
 (:func:`make_plan`); where they keep their order, a set column leads the
 sieves of a set of resources only some nodes have once a search for it
-found no node (:meth:`Entry.sieve`).
+found no node (:meth:`Entry.sieve`). A sieve led by a requirement that
+every node of the class has, where a search found many nodes passing it
+and short of another such requirement (much memory asked a cpu, on nodes
+with little), is led by that one from then on, for every shape asking
+for the same such requirements (:meth:`Entry.promote`).
 
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """

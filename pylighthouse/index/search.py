@@ -6,7 +6,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    fitting node meets (its float in that column is at least the threshold),
    led by the most telling (see :func:`.plans.make_plan`; a workload
    asking for two or more resources that only some nodes of the class have
-   is led by its other columns where nodes keep their order);
+   is led by its other columns where nodes keep their order; a search
+   whose blocks held many nodes passing the first column and short on
+   another has the shape's sieves led by that one from then on, see
+   :meth:`.plans.Entry.promote`);
    a threshold above its column's *top* (at least every bound of the
    column, see :meth:`~.blocks.NodeClass.beyond`) means that no node of
    the class fits: the first pair's is compared before the scan, the
@@ -20,7 +23,8 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    found in C (``compress`` over ``map(ge, ...)`` on the class's bound
    column), and only those are compared on the other pairs, in Python
    (chaining every column through ``map`` in C costs more than it saves:
-   most blocks fail the first);
+   most blocks fail the first), the pair that turned the last block away
+   first;
 3. a block with no node having every resource the workload asks for
    that only some nodes of the class have (two or more of them: the
    class counts such nodes per block where nodes move at every
@@ -35,7 +39,8 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    until a node joins, leaves or moves in it, each checked on those
    resources first: see
    :meth:`~.blocks.Block.holding`; for a sieve led by a sparse column,
-   over the block's nodes having its resource);
+   over the block's nodes having its resource), the pair that turned
+   the last node away compared first;
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group: a search that steps over many such
    nodes one by one has the class make the group's column for the next
