@@ -166,7 +166,7 @@ class Entry:
             return False
         leads = self.nodes.leads
         times = leads[names][1] if names in leads else 0
-        if times >= MAX_PROMOTED or not self.lead_with(key):
+        if times >= MAX_PROMOTED or not self.lead_with(key, names):
             return False
         leads[names] = (key, times + 1)
         return True
@@ -179,17 +179,15 @@ class Entry:
         return frozenset([key for key, fixed in self.pairs if fixed is None and type(key) is str
                           and len(bearers.get(key, _NONE)) == size])
 
-    def lead_with(self, key: str) -> bool:
+    def lead_with(self, key: str, names: FrozenSet[str]) -> bool:
         """Put the pair of requirement ``key`` first in :attr:`pairs` and
-        :attr:`kinds_last` where another of :meth:`plain_names` leads them;
-        whether either changed (the class then makes the shape's sieves
-        again: a new serial). O(R)."""
-        names = self.plain_names()
+        :attr:`kinds_last` where another of ``names`` (the entry's
+        :meth:`plain_names`) leads them; whether either changed (the class
+        then makes the shape's sieves again: a new serial). O(R)."""
         changed = False
         lists = []
         for pairs in (self.pairs, self.kinds_last):
-            if pairs and pairs[0][0] in names and pairs[0][0] != key \
-                    and pairs[0][1] is None:
+            if pairs and pairs[0][0] in names and pairs[0][0] != key:
                 at = next(at for at, pair in enumerate(pairs) if pair[0] == key)
                 pairs = [pairs[at]] + pairs[:at] + pairs[at + 1:]
                 changed = True
@@ -531,9 +529,10 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     entry.together = together
     if nodes.leads:
         # (a requirement the class found its sieves better led by)
-        led = nodes.leads.get(entry.plain_names())
+        plain = entry.plain_names()
+        led = nodes.leads.get(plain)
         if led is not None:
-            entry.lead_with(led[0])
+            entry.lead_with(led[0], plain)
     if not masking and len(partial) > 1 and all(fixed is None for _, fixed in partial):
         entry.settable = immunities
     return entry

@@ -98,7 +98,7 @@ __all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "ref
            "Sieve"]
 
 #: (column, threshold) pairs.
-Sieve = Sequence[Tuple[Any, float]]
+Sieve = List[Tuple[Any, float]]
 
 _NEG = float("-inf")
 #: Columns sieved inside a block (the first of the sieve, in C: a resource
@@ -217,7 +217,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             if write:
                 stamps[done:skip] = versions[done:skip]
             done = skip
-    (lead, least), rest = sieve[0], list(sieve[1:NEAR])
+    (lead, least), rest = sieve[0], sieve[1:NEAR]
     # (sparse columns, see :meth:`~.blocks.NodeClass.add_column`: read by
     # node, not by position; one that leads gives the positions to look at)
     sparse_lead = False
