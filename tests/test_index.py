@@ -69,7 +69,7 @@ GROUPING = {"eager": (0, 16), "one": (0, 1), "library": None}
 
 @contextmanager
 def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None,
-                grouping="library"):
+                grouping="library", denials="library"):
     policy = JOINT[joint] or plans.joint_policy()
     floor = FLOORS[floors] or index_nodes.floor_policy()
     sparse = index_nodes.SPARSE if sparse is None else sparse
@@ -81,13 +81,15 @@ def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None,
             mock.patch.multiple(index_nodes, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
                                 FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0,
                                 SPARSE=sparse, AVERSE_RUN=group[0],
-                                MAX_GROUP_COLUMNS=group[1]):
+                                MAX_GROUP_COLUMNS=group[1]), \
+            mock.patch.object(plans, "DENIALS",
+                              plans.DENIALS if denials == "library" else denials):
         yield
 
 
 def make(strategy, nodes, rubric, indexed, load=2, joint="eager", floors="eager",
-         sparse=None, grouping="library"):
-    with settings_of(indexed, load, joint, floors, sparse, grouping):
+         sparse=None, grouping="library", denials="library"):
+    with settings_of(indexed, load, joint, floors, sparse, grouping, denials):
         if strategy == "BinPack":
             return lighthouse.BinPackDistributor(rubric, nodes)
         if strategy == "BestFit":
@@ -1166,7 +1168,7 @@ def kinds_sieves(nodes_class, kinds):
             if record.sieve and sum(key in kinds for key, _ in record.sieve) > 1]
 
 
-def run_many_kinds(strategy, seed, load, floors, sparse=None):
+def run_many_kinds(strategy, seed, load, floors, sparse=None, denials="library"):
     """Step a fast distributor and the reference (BestFit's twin) through
     the ``kinds`` mix, checking every decision, the state and the index at
     each step; return how many kept holder lists, counts of holders,
@@ -1175,10 +1177,10 @@ def run_many_kinds(strategy, seed, load, floors, sparse=None):
     looked for among their bearers here, as at 1000 nodes and more: see
     ``test_many_kinds_of_device_decide_like_the_reference`` for that.)"""
     with mock.patch.object(plans, "TOGETHER", 0):
-        return _run_many_kinds(strategy, seed, load, floors, sparse)
+        return _run_many_kinds(strategy, seed, load, floors, sparse, denials)
 
 
-def _run_many_kinds(strategy, seed, load, floors, sparse):
+def _run_many_kinds(strategy, seed, load, floors, sparse, denials):
     import random
     sys_path_benchmarks()
     import mixes
@@ -1186,7 +1188,8 @@ def _run_many_kinds(strategy, seed, load, floors, sparse):
     nodes, workloads = mixes.problem("kinds", 160, 900, seed=seed)
     assert any(len([n for n in nodes if kind in n["resources"]]) > plans.FEW
                for kind in mixes.KINDS)
-    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors, sparse)
+    fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors, sparse,
+                denials=denials)
     reference = BestFitReference(nodes, None) if strategy == "BestFit" \
         else Reference(strategy, nodes, mixes.RUBRIC)
     kept = counted = sieves = masked = sets = 0
@@ -1362,7 +1365,7 @@ def test_a_set_column_is_brought_down_again_after_its_block_changed():
         [{"name": f"m{at:02d}", "resources": {"cpu": 8, "mem": 32, "spare": 0}}
          for at in range(40)]
     with mock.patch.object(plans, "TOGETHER", 0):
-        _bring_down(make("Prioritized", nodes, {}, True, 4))
+        _bring_down(make("Prioritized", nodes, {}, True, 4, denials=None))
 
 
 def _bring_down(fast):
@@ -1442,7 +1445,8 @@ def test_many_kinds_take_the_paths_for_kinds(strategy):
     whatever seeds it draws."""
     kept = counted = sieves = masked = sets = 0
     for seed in (0, 1):
-        found = run_many_kinds(strategy, seed, 4, "cached")
+        # (every kind's column made at once: see the test of ``DENIALS``)
+        found = run_many_kinds(strategy, seed, 4, "cached", denials=None)
         kept, counted = kept + found[0], counted + found[1]
         sieves, masked, sets = sieves + found[2], masked + found[3], sets + found[4]
     if strategy in ("Prioritized", "RoundRobin"):
@@ -1537,12 +1541,13 @@ def sys_path_benchmarks():
 # ------------------------------------------------------- resumed searches
 
 
-def make_with_twin(strategy, nodes, rubric, load):
+def make_with_twin(strategy, nodes, rubric, load, denials="library"):
     """The indexed distributor and the reference (BestFit's twin for BestFit)."""
     if strategy != "BestFit":
-        return make(strategy, nodes, rubric, True, load), Reference(strategy, nodes, rubric)
+        return make(strategy, nodes, rubric, True, load, denials=denials), \
+            Reference(strategy, nodes, rubric)
     from reference_bestfit import BestFitReference
-    with settings_of(True, load):
+    with settings_of(True, load, denials=denials):
         return lighthouse.BestFitDistributor(nodes, rubric), BestFitReference(nodes, rubric)
 
 
@@ -1892,7 +1897,7 @@ def test_a_masked_column_leads_and_every_fitting_node_passes_it(
     nodes.append({"name": "x", "resources": {"cpu": cpu + more_cpu, "mem": mem + more_mem,
                                              "gpu": gpu + more_gpu}})
     nodes.append({"name": "bare", "resources": {"cpu": 1, "mem": 1}})
-    fast = make(strategy, nodes, {"cpu": 1, "mem": 1}, True, 2, "eager")
+    fast = make(strategy, nodes, {"cpu": 1, "mem": 1}, True, 2, "eager", denials=None)
     fast.attempt_assign_loads([{"name": "probe", "requirements": {"cpu": 10 ** 6, "mem": 1}}])
     nodes_class = fast._index._classes[frozenset()]
     assert nodes_class.joint is not None
@@ -2062,7 +2067,7 @@ def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
         "cpu": 4, "mem": 16, **({"a": 2} if at % 2 == 0 else {}),
         **({"b": 2} if at % 3 == 0 else {})}} for at in range(120)]
     with mock.patch.object(plans, "TOGETHER", together):
-        fast = make(strategy, nodes, None, True, load=4, joint="eager")
+        fast = make(strategy, nodes, None, True, load=4, joint="eager", denials=None)
         reference = Reference(strategy, nodes, None)
         big = [{"name": "big", "requirements": {"cpu": 1, "mem": 2, "a": 3, "b": 1}}]
         assert fast.attempt_assign_loads(big) == reference.assign(big) == {"big": None}
@@ -2084,7 +2089,7 @@ def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy)
     nodes = [{"name": f"n{at:03d}", "resources": {
         "cpu": 4, "mem": 16, "disk": 10, **({"a": 2} if at % 2 == 0 else {}),
         **({"b": 2} if at % 3 == 0 else {})}} for at in range(100)]
-    fast, reference = make_with_twin(strategy, nodes, rubric, 4)
+    fast, reference = make_with_twin(strategy, nodes, rubric, 4, denials=None)
 
     def step(workloads):
         assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
@@ -2167,7 +2172,7 @@ def test_a_set_of_kinds_that_fit_nowhere_gets_a_set_column(strategy):
     nodes = [{"name": f"n{at:03d}", "resources": {
         "cpu": 4, "mem": 16, **({"a": 2, "b": 2, "c": 2} if at % 2 else {"d": 5})}}
         for at in range(120)]
-    fast = make(strategy, nodes, None, True, load=4, joint="eager")
+    fast = make(strategy, nodes, None, True, load=4, joint="eager", denials=None)
     reference = Reference(strategy, nodes, None)
 
     def step(workloads):
@@ -2278,3 +2283,107 @@ def test_many_kinds_of_device_decide_like_the_reference(strategy, seed, kinds, f
                 reference.cordon(name)
         assert_same_state(fast, reference)
         check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+def test_a_column_only_some_nodes_have_is_made_once_searches_lacking_it_are_refused(strategy):
+    """Half the nodes have a device (more than are tried one by one): a
+    plan asking for it makes no column of it at first, and nodes lacking it
+    or short of it are found so by their own check. Once the searches of
+    such plans met ``DENIALS`` refusals, the class makes the column and the
+    plans use it; a device that no search was refused for never gets one.
+    Every decision stays the reference's."""
+    nodes = [{"name": f"n{at:02d}", "resources": dict(
+        {"cpu": 8, "mem": 32}, **({"dev": 1, "other": 4} if at % 2 else {}))}
+        for at in range(48)]
+    rubric = {"cpu": 1, "mem": 0.25}
+    with mock.patch.object(plans, "FEW", 4), mock.patch.object(plans, "FEW_KEPT", 4):
+        fast = make(strategy, nodes, rubric, True, 4, denials=6)
+        reference = Reference(strategy, nodes, rubric)
+        (nodes_class,) = fast._index._classes.values()
+        first = [{"name": "o", "requirements": {"cpu": 1, "mem": 1, "other": 1}}]
+        assert fast.attempt_assign_loads(first) == reference.assign(first)
+        (entry,) = fast._index._plans[(("cpu", "mem", "other"), frozenset())].entries
+        assert entry.deferred == {"other"} and "other" not in nodes_class.bounds
+        placed = 1
+        # (one device each: the nodes having it run out one after another,
+        # and a search for it is refused by every node already used)
+        for at in range(24):
+            load = [{"name": f"d{at}", "requirements": {"cpu": 1, "mem": 1, "dev": 1}}]
+            assert fast.attempt_assign_loads(load) == reference.assign(load)
+            placed += 1
+            if "dev" in nodes_class.hot:
+                break
+        assert "dev" in nodes_class.hot and nodes_class.denials["dev"] >= 6
+        late = [{"name": "late", "requirements": {"cpu": 1, "mem": 1, "dev": 1}}]
+        assert fast.attempt_assign_loads(late) == reference.assign(late)
+        (entry,) = fast._index._plans[(("cpu", "mem", "dev"), frozenset())].entries
+        assert "dev" in nodes_class.bounds and not entry.deferred
+        assert "other" not in nodes_class.bounds and "other" not in nodes_class.hot
+        assert placed < 24
+    assert_same_state(fast, reference)
+    check_index(fast)
+
+
+@settings(max_examples=150, deadline=None)
+@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
+       seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 4, 8]),
+       denials=st.sampled_from([None, 1, 3, 10 ** 6]))
+def test_columns_put_off_until_searches_are_refused_decide_like_the_reference(
+        strategy, seed, load, denials):
+    """Nodes with kinds of device on about half of them, and a ward on some;
+    workloads asking for none to three kinds, some in aversion groups, some
+    immune to the ward: a kind's column is put off until searches lacking
+    it were refused ``denials`` times (never, at once, soon, or not put off
+    at all), through releases, cordons, and nodes joining and leaving;
+    every decision stays the reference's and the index stays whole."""
+    rng = random.Random(seed)
+    sizes = [0.5, 1, 2, 4, 8, 16]
+    kinds = ["k0", "k1", "k2", "k3"]
+
+    def node(name):
+        resources = {"cpu": rng.choice(sizes), "mem": rng.choice(sizes)}
+        for kind in kinds:
+            if rng.random() < 0.5:
+                resources[kind] = rng.choice([1, 2, 3])
+        if rng.random() < 0.1:
+            resources["ward"] = -1
+        return {"name": name, "resources": resources}
+
+    nodes = [node(f"n{at:02d}") for at in range(rng.randint(1, 40))]
+    rubric = {"cpu": 1, "mem": 0.25}
+    with mock.patch.object(plans, "FEW", 2), mock.patch.object(plans, "FEW_KEPT", 2), \
+            mock.patch.object(plans, "TOGETHER", 2):
+        distributor = make(strategy, nodes, rubric, True, load, joint="adaptive",
+                           floors="library", denials=denials)
+        reference = BestFitReference(nodes) if strategy == "BestFit" \
+            else Reference(strategy, nodes, rubric)
+        for step in range(6):
+            batch = []
+            for at in range(rng.randint(1, 12)):
+                requirements = {"cpu": rng.choice(sizes) / 4, "mem": rng.choice(sizes) / 4}
+                for kind in rng.sample(kinds, rng.choice([0, 0, 1, 1, 2, 3])):
+                    requirements[kind] = rng.choice([1, 1, 2])
+                spec = {"name": f"w{step}-{at}", "requirements": requirements}
+                if rng.random() < 0.3:
+                    spec["aversion_groups"] = [f"g{rng.randrange(3)}"]
+                if rng.random() < 0.2:
+                    spec["immunities"] = ["ward"]
+                batch.append(spec)
+            assert distributor.attempt_assign_loads(batch) == reference.assign(batch), step
+            names = [machine.name for machine in reference.machines]
+            placed = sorted(reference.assignments())
+            choice = rng.randrange(4)
+            if choice == 0 and placed:
+                operation = ("release", rng.sample(placed, rng.randint(1, len(placed))))
+            elif choice == 1 and names:
+                operation = (rng.choice(["cordon", "uncordon"]), rng.choice(names))
+            elif choice == 2:
+                operation = ("add", [node(f"a{step}-{at}") for at in range(rng.randint(1, 8))])
+            elif names:
+                operation = ("remove", rng.sample(names, rng.randint(1, min(3, len(names)))))
+            else:
+                continue
+            assert run(operation, distributor) == run_reference(operation, reference), operation
+            assert_same_state(distributor, reference)
+        check_index(distributor)

@@ -281,7 +281,7 @@ class NodeClass(DerivedColumns):
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
-                 "stale")
+                 "stale", "denied", "denials", "hot", "denials_most")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -354,6 +354,16 @@ class NodeClass(DerivedColumns):
         # whose column leads the sieves of shapes asking for them, and how
         # many times it changed: see :meth:`.plans.Entry.promote`)
         self.leads: Dict[FrozenSet[str], Tuple[str, int]] = {}
+        # (how many nodes the last search found refusing the workload after
+        # every column of its sieve passed them, set by
+        # :func:`.search.first_in_class`; per resource whose column the
+        # plans put off, how many such refusals searches lacking it met;
+        # and the resources whose columns the plans make from now on: see
+        # :func:`.plans.deferred`)
+        self.denied = 0
+        self.denials: Dict[str, int] = {}
+        self.hot: Set[str] = set()
+        self.denials_most: Optional[int] = None  # (:data:`.plans.DENIALS`, set by the index)
         self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
         # (per resource, its bearers in order with their keys, and the
         # count of joins and leaves they were sorted at: see :meth:`in_order`)

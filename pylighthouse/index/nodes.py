@@ -41,6 +41,7 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 from ..model import Workload
 from ..quantities import ZERO
 from .blocks import BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Cursor, Floor, NodeClass
+from . import plans
 from .columns import GroupColumn
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
@@ -190,6 +191,8 @@ class NodeIndex:
         self._dense = MAX_DENSE if order is not None else None
         # (when classes make group columns, and how many at most)
         self._grouping = (AVERSE_RUN, MAX_GROUP_COLUMNS)
+        # (how many refusals a resource's put-off column waits for)
+        self._denials = plans.DENIALS
 
     def __len__(self) -> int:
         return len(self._home)
@@ -238,6 +241,7 @@ class NodeIndex:
         if nodes is None:
             nodes = self._classes[signed] = NodeClass(signed, self._load, self._sparse,
                                                       self._grouping[1], self._dense)
+            nodes.denials_most = self._denials
             self._layout += 1
         if self._ordering is None:
             self._joins += 1
@@ -367,11 +371,16 @@ class NodeIndex:
         self._sparse = other._sparse
         self._dense = other._dense
         self._grouping = other._grouping
+        self._denials = other._denials
         for keys, nodes in self._classes.items():
             nodes.dense_most = self._dense
+            nodes.denials_most = self._denials
             before = other._classes.get(keys)
             if before is None:
                 continue
+            # (the resources whose columns were put off, as they stand)
+            nodes.hot.update(before.hot)
+            nodes.denials.update(before.denials)
             joint = set(before.joint or ()) | set(before.masked.values()) \
                 | set(before.set_masked.values())
             for column in [*before.columns, *before.sparse]:
@@ -553,6 +562,8 @@ class NodeIndex:
                     # (many nodes passing the sieve's first column were
                     # short of another: the next sieves may lead with it)
                     entry.promote(nodes.misled)
+                if nodes.denied and entry.deferred and self._denied(nodes, entry):
+                    self._layout += 1  # (the plans sieve on those columns from now on)
                 if groups and nodes.stepped >= self._grouping[0] and apart is None:
                     # (it stepped over many nodes hosting its groups, one by one)
                     for group in sorted(groups):
@@ -565,6 +576,22 @@ class NodeIndex:
             if found is not None:
                 best, high = found, found.key
         return best
+
+    @staticmethod
+    def _denied(nodes: NodeClass, entry: Entry) -> bool:
+        """Count the nodes the last search of ``entry`` found refusing after
+        its sieve passed them against each resource whose column its plan
+        put off; whether one reached :data:`~.plans.DENIALS`, as the index
+        was made with it (its column is
+        made from now on, see :func:`~.plans.deferrable`). O(R)."""
+        denials, denied, most = nodes.denials, nodes.denied, nodes.denials_most
+        hot = False
+        for name in entry.deferred:
+            number = denials[name] = denials.get(name, 0) + denied
+            if most is not None and number >= most:
+                nodes.hot.add(name)
+                hot = True
+        return hot
 
     def _cursor(self, nodes: NodeClass, tag: str, workload: Workload,
                 slots: Sequence[Any]) -> int:

@@ -32,7 +32,7 @@ from .blocks import Floor, NodeClass
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "SORTED_AT_SEARCH", "few_bearers"]
+           "FEW_KEPT", "SORTED_AT_SEARCH", "few_bearers", "deferrable", "DENIALS"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
 #: node, where nodes move in their order at every placement (BinPack,
@@ -76,6 +76,11 @@ JOINT_SIZE = FEW
 #: A class changes the lead of the sieves of shapes asking for the same
 #: requirements at most this many times (see :meth:`Entry.promote`).
 MAX_PROMOTED = 4
+#: A resource that only some nodes of a class have, and that the class
+#: keeps no column of, gets none for the shapes asking for it until their
+#: searches found this many nodes refusing after every column of the
+#: sieve passed them (see :func:`deferrable`); ``None``: never put off.
+DENIALS: Optional[int] = 64
 
 
 def few_bearers(moving: bool) -> int:
@@ -108,7 +113,7 @@ class Entry:
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
                  "kinds_last", "settable", "last", "last_sieve", "together", "few",
-                 "pending")
+                 "pending", "deferred")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[str], wards: Tuple[str, ...] = (),
@@ -142,6 +147,10 @@ class Entry:
         # (what :meth:`complete` needs to make the pairs of an entry made
         # without them, see :func:`_entry`; ``None`` once they are made)
         self.pending: Optional[Tuple[Tuple[str, ...], FrozenSet[str], bool]] = None
+        # (the resources asked for whose columns were put off, see
+        # :func:`deferrable`: nodes lacking them, or short of them, are
+        # found so by :func:`~pylighthouse.fit.takes`)
+        self.deferred: FrozenSet[str] = _NONE
         if kinds_last is not None:  # (a twin's: see :meth:`twin`)
             self.kinds_last = kinds_last
         elif holding is not None and len(holding) > 1:
@@ -211,6 +220,7 @@ class Entry:
         twin.settable = self.settable
         twin.together = self.together
         twin.pending = self.pending
+        twin.deferred = self.deferred
         return twin
 
     def complete(self) -> None:
@@ -228,6 +238,7 @@ class Entry:
         self.pairs, self.kinds_last, self.settable = full.pairs, full.kinds_last, full.settable
         self.tag, self.wards = full.tag, full.wards
         self.holding, self.together = full.holding, full.together
+        self.deferred = full.deferred
 
     def few_having_all(self) -> Optional[AbstractSet[Any]]:
         """The nodes of the class having every resource of
@@ -310,6 +321,24 @@ class Entry:
             else:
                 pairs.append((key, floats[key] if fixed is None else fixed))
         return pairs
+
+
+def deferrable(nodes: NodeClass, name: str, bearers: int) -> bool:
+    """Whether a plan puts off the column of ``name``, a resource that only
+    some nodes of the class have (``bearers`` of them, more than one in
+    :data:`~.blocks.SPARSE`; not below zero on any): yes while the class
+    keeps no column of it and searches lacking one did not find
+    :data:`DENIALS` nodes refusing after their sieves passed them (see
+    :meth:`~.nodes.NodeIndex._earliest`, which then has the plans made
+    again, with the column). Nodes with hundreds of kinds of device, each
+    on many nodes and asked for by a few workloads, would otherwise have
+    hundreds of columns made, and kept up to date at every placement where
+    nodes move in their order at each, for searches that a check of the
+    node found fitting at once. (A resource on fewer nodes costs little to
+    keep: only its bearers carry it.) O(1)."""
+    return nodes.denials_most is not None and nodes.size > bearers \
+        and bearers * nodes.sparse_share > nodes.size and name not in nodes.bounds \
+        and name not in nodes.hot and name not in nodes.keys
 
 
 def _scaled_least(floats: Mapping[str, float], key: Any) -> float:
@@ -501,8 +530,12 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
             entry.pending = (names, immunities, masking)
             return entry
     pairs: List[Tuple[Any, Any]] = []
+    deferred = []
     for name in names:
         if name not in immunities:
+            if deferrable(nodes, name, counts[name]):
+                deferred.append(name)  # (no column yet: see :func:`deferrable`)
+                continue
             pairs.append((name, None))  # at least the requirement
         elif len(bearers[name]) < nodes.size:
             pairs.append((name, LOWEST))  # has it, whatever is left
@@ -527,6 +560,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
             nodes.add_column(key)
     entry = Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
     entry.together = together
+    entry.deferred = frozenset(deferred)
     if nodes.leads:
         # (a requirement the class found its sieves better led by)
         plain = entry.plain_names()

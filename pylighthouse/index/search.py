@@ -182,7 +182,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     Cost: see the module docstring.
     """
     blocks = nodes.blocks
-    nodes.stepped = 0
+    nodes.stepped = nodes.denied = 0
     nodes.misled = None
     if not blocks:
         return None
@@ -373,6 +373,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 if takes(slot.remaining, workload):
                     nodes.stepped = stepped
                     return slot
+                nodes.denied += 1  # (on a resource the sieve lacks, mostly)
         if failed >= MISLED and failed > 2 * reached:
             # (most nodes passing the first column fell short on another,
             # many of them: the caller may have the shape's sieves led by
