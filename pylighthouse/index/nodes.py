@@ -249,13 +249,14 @@ class NodeIndex:
             self._order.append(slot.key)
         else:
             slot.key = self._key(slot)
+        past = few_bearers(self._ordering is not None) + 1
         for key in resources:
             bearers = nodes.bearers.get(key)
             if bearers is None:
                 bearers = nodes.bearers[key] = set()
                 self._layout += 1
             bearers.add(slot)
-            if len(bearers) == few_bearers(self._ordering is not None) + 1:
+            if len(bearers) == past:
                 self._layout += 1  # searched by column from now on
         nodes.insert(slot)
         nodes.members += 1
