@@ -2387,3 +2387,37 @@ def test_columns_put_off_until_searches_are_refused_decide_like_the_reference(
             assert run(operation, distributor) == run_reference(operation, reference), operation
             assert_same_state(distributor, reference)
         check_index(distributor)
+
+
+@pytest.mark.parametrize("strategy", ["BinPack", "BestFit"])
+def test_only_sets_of_kinds_on_few_nodes_are_counted_per_block(strategy):
+    """Where nodes move at every placement, blocks count the nodes having
+    every kind a workload asks for only when those nodes are few (at most
+    ``COUNTED_PER_BLOCK`` a block): two kinds on nine nodes in ten each,
+    together on eight in ten, more than that a block, are had together in
+    every block, and are not counted (looked at again only once a node
+    joined or left the class); two kinds on one node in twenty are. Every
+    decision stays the reference's."""
+    from pylighthouse.index import blocks as index_blocks
+    nodes = [{"name": f"n{at:03d}", "resources": dict(
+        {"cpu": 8, "mem": 32},
+        **({"a": 2} if at % 10 else {}), **({"b": 2} if at % 10 != 1 else {}),
+        **({"c": 2, "d": 2} if at % 20 == 0 else {}))} for at in range(160)]
+    with mock.patch.object(plans, "FEW", 2), mock.patch.object(plans, "TOGETHER", 0):
+        fast, reference = make_with_twin(strategy, nodes, {"cpu": 1, "mem": 0.25}, 16)
+        (nodes_class,) = fast._index._classes.values()
+        for at in range(3):
+            loads = [{"name": f"ab{at}", "requirements": {"cpu": 1, "mem": 1, "a": 1, "b": 1}},
+                     {"name": f"cd{at}", "requirements": {"cpu": 1, "mem": 1, "c": 1, "d": 1}}]
+            assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+        assert frozenset("cd") in nodes_class.counted
+        assert frozenset("ab") not in nodes_class.counted
+        assert nodes_class.uncounted[frozenset("ab")] == nodes_class.members
+        assert index_blocks.COUNTED_PER_BLOCK * len(nodes_class.blocks) < 128
+        added = [{"name": "late", "resources": {"cpu": 8, "mem": 32, "a": 1, "b": 1}}]
+        assert run(("add", added), fast) == run_reference(("add", added), reference)
+        loads = [{"name": "ab-late", "requirements": {"cpu": 1, "mem": 1, "a": 1, "b": 1}}]
+        assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+        assert nodes_class.uncounted[frozenset("ab")] == nodes_class.members
+    assert_same_state(fast, reference)
+    check_index(fast)

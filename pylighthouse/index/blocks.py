@@ -91,6 +91,13 @@ MAX_SEEN = 16384
 #: workloads a second counting up to 4096 sets, 14,400 counting 256; the
 #: ``kinds`` mix, 120 sets in all, the same either way).
 MAX_COUNTED = 256
+#: A set of resources is counted only when at most this many nodes per
+#: block of the class have them all (see :meth:`NodeClass.counting`): more
+#: holders than that (a fifth of the nodes, in blocks of 40) leave every
+#: block with one, where a count passes no block, and every node moving
+#: between blocks would carry the count all the same. (At 2, the ``kinds``
+#: mix counted 84 of its 120 sets instead of all, and read slower.)
+COUNTED_PER_BLOCK = 8
 #: A resource that at most one node of the class in this many has (and
 #: its masked column) gets a *sparse* column when first needed (see
 #: :meth:`NodeClass.add_column`): a cluster may have hundreds of kinds of
@@ -281,7 +288,7 @@ class NodeClass(DerivedColumns):
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
-                 "stale", "denied", "denials", "hot", "denials_most")
+                 "stale", "denied", "denials", "hot", "denials_most", "uncounted")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -330,6 +337,9 @@ class NodeClass(DerivedColumns):
         # :meth:`counting`), and per node the sets of them it has all of
         # (made when it first joins a block after they are counted).
         self.counted: Set[FrozenSet[str]] = set()
+        # (sets found with too many holders to count, with the count of
+        # joins and leaves (``members``) they were found at)
+        self.uncounted: Dict[FrozenSet[str], int] = {}
         self.held: Dict[Any, List[FrozenSet[str]]] = {}
         # The sparse columns (see :meth:`add_column`), each with the
         # resource whose nodes have a value in it; per resource, its sparse
@@ -359,7 +369,7 @@ class NodeClass(DerivedColumns):
         # :func:`.search.first_in_class`; per resource whose column the
         # plans put off, how many such refusals searches lacking it met;
         # and the resources whose columns the plans make from now on: see
-        # :func:`.plans.deferred`)
+        # :func:`.plans.deferrable`)
         self.denied = 0
         self.denials: Dict[str, int] = {}
         self.hot: Set[str] = set()
@@ -389,18 +399,26 @@ class NodeClass(DerivedColumns):
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
         ``names`` (:attr:`Block.counts`), starting now if it did not (at
-        most :data:`MAX_COUNTED` sets a class). A node's resources never
-        change, only what is left of them: a count moves only when a node
-        joins or leaves the block, however often nodes are re-ranked
-        within it. O(1) when counted; else O(B + H log N) once, for the H
-        nodes having them all."""
+        most :data:`MAX_COUNTED` sets a class, and only for sets that at
+        most :data:`COUNTED_PER_BLOCK` nodes a block have all of: where more
+        do, nearly every block has one). A node's resources never change,
+        only what is left of them: a count moves only when a node joins or
+        leaves the block, however often nodes are re-ranked within it. O(1)
+        when counted, or found to have too many holders since the last node
+        joined or left; else O(B + H log N) once, for the H nodes having
+        them all."""
         counted = self.counted
         if names in counted:
             return True
-        if len(counted) >= MAX_COUNTED:
+        if len(counted) >= MAX_COUNTED or self.uncounted.get(names) == self.members:
+            return False
+        having = set.intersection(*(self.bearers[name] for name in names))
+        if len(having) > COUNTED_PER_BLOCK * len(self.blocks):
+            if len(self.uncounted) >= MAX_SEEN:
+                self.uncounted.clear()
+            self.uncounted[names] = self.members
             return False
         counted.add(names)
-        having = set.intersection(*(self.bearers[name] for name in names))
         held = self.held
         blocks, lasts = self.blocks, self.lasts
         for block in blocks:

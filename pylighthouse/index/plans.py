@@ -19,7 +19,9 @@ found no node (:meth:`Entry.sieve`). A sieve led by a requirement that
 every node of the class has, where a search found many nodes passing it
 and short of another such requirement (much memory asked a cpu, on nodes
 with little), is led by that one from then on, for every shape asking
-for the same such requirements (:meth:`Entry.promote`).
+for the same such requirements (:meth:`Entry.promote`). A resource that
+only some nodes of a class have, on many of them, gets its column only
+once searches lacking it were refused often enough (:func:`deferrable`).
 
 Cost: making a plan O(K x R) for K classes and R names; using one O(K).
 """
