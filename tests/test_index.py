@@ -880,6 +880,38 @@ def test_sieves_come_to_lead_with_the_column_nodes_fall_short_on():
     check_index(fast)
 
 
+def grouped_spec(rng, name, requirements):
+    """A workload of ``requirements``, in one of three aversion groups
+    three times in ten and immune to ``ward`` twice in ten."""
+    spec = {"name": name, "requirements": requirements}
+    if rng.random() < 0.3:
+        spec["aversion_groups"] = [f"g{rng.randrange(3)}"]
+    if rng.random() < 0.2:
+        spec["immunities"] = ["ward"]
+    return spec
+
+
+def step_cluster(rng, distributor, reference, node, step):
+    """One random change to the cluster, made on both (releases, a cordon
+    or uncordon, nodes drawn by ``node(name)`` joining, nodes leaving);
+    their answers and states must agree."""
+    names = [machine.name for machine in reference.machines]
+    placed = sorted(reference.assignments())
+    choice = rng.randrange(4)
+    if choice == 0 and placed:
+        operation = ("release", rng.sample(placed, rng.randint(1, len(placed))))
+    elif choice == 1 and names:
+        operation = (rng.choice(["cordon", "uncordon"]), rng.choice(names))
+    elif choice == 2:
+        operation = ("add", [node(f"a{step}-{at}") for at in range(rng.randint(1, 8))])
+    elif names:
+        operation = ("remove", rng.sample(names, rng.randint(1, min(3, len(names)))))
+    else:
+        return
+    assert run(operation, distributor) == run_reference(operation, reference), operation
+    assert_same_state(distributor, reference)
+
+
 @settings(max_examples=150, deadline=None)
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), load=st.sampled_from([2, 4, 8]),
@@ -920,28 +952,9 @@ def test_sieves_led_by_the_column_nodes_fell_short_on_decide_like_the_reference(
                     else {"mem": mem, "cpu": cpu}
                 if rng.random() < 0.2:
                     requirements["disk"] = rng.choice(sizes) / 4
-                spec = {"name": f"w{step}-{at}", "requirements": requirements}
-                if rng.random() < 0.3:
-                    spec["aversion_groups"] = [f"g{rng.randrange(3)}"]
-                if rng.random() < 0.2:
-                    spec["immunities"] = ["ward"]
-                batch.append(spec)
+                batch.append(grouped_spec(rng, f"w{step}-{at}", requirements))
             assert distributor.attempt_assign_loads(batch) == reference.assign(batch), step
-            names = [machine.name for machine in reference.machines]
-            placed = sorted(reference.assignments())
-            choice = rng.randrange(4)
-            if choice == 0 and placed:
-                operation = ("release", rng.sample(placed, rng.randint(1, len(placed))))
-            elif choice == 1 and names:
-                operation = (rng.choice(["cordon", "uncordon"]), rng.choice(names))
-            elif choice == 2:
-                operation = ("add", [node(f"a{step}-{at}") for at in range(rng.randint(1, 8))])
-            elif names:
-                operation = ("remove", rng.sample(names, rng.randint(1, min(3, len(names)))))
-            else:
-                continue
-            assert run(operation, distributor) == run_reference(operation, reference), operation
-            assert_same_state(distributor, reference)
+            step_cluster(rng, distributor, reference, node, step)
         check_index(distributor)
 
 
@@ -2364,28 +2377,9 @@ def test_columns_put_off_until_searches_are_refused_decide_like_the_reference(
                 requirements = {"cpu": rng.choice(sizes) / 4, "mem": rng.choice(sizes) / 4}
                 for kind in rng.sample(kinds, rng.choice([0, 0, 1, 1, 2, 3])):
                     requirements[kind] = rng.choice([1, 1, 2])
-                spec = {"name": f"w{step}-{at}", "requirements": requirements}
-                if rng.random() < 0.3:
-                    spec["aversion_groups"] = [f"g{rng.randrange(3)}"]
-                if rng.random() < 0.2:
-                    spec["immunities"] = ["ward"]
-                batch.append(spec)
+                batch.append(grouped_spec(rng, f"w{step}-{at}", requirements))
             assert distributor.attempt_assign_loads(batch) == reference.assign(batch), step
-            names = [machine.name for machine in reference.machines]
-            placed = sorted(reference.assignments())
-            choice = rng.randrange(4)
-            if choice == 0 and placed:
-                operation = ("release", rng.sample(placed, rng.randint(1, len(placed))))
-            elif choice == 1 and names:
-                operation = (rng.choice(["cordon", "uncordon"]), rng.choice(names))
-            elif choice == 2:
-                operation = ("add", [node(f"a{step}-{at}") for at in range(rng.randint(1, 8))])
-            elif names:
-                operation = ("remove", rng.sample(names, rng.randint(1, min(3, len(names)))))
-            else:
-                continue
-            assert run(operation, distributor) == run_reference(operation, reference), operation
-            assert_same_state(distributor, reference)
+            step_cluster(rng, distributor, reference, node, step)
         check_index(distributor)
 
 
