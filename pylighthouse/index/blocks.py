@@ -288,7 +288,7 @@ class NodeClass(DerivedColumns):
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
-                 "stale", "denied", "denials", "hot", "denials_most", "uncounted")
+                 "stale", "denied", "denials", "denials_most", "uncounted")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -367,12 +367,10 @@ class NodeClass(DerivedColumns):
         # (how many nodes the last search found refusing the workload after
         # every column of its sieve passed them, set by
         # :func:`.search.first_in_class`; per resource whose column the
-        # plans put off, how many such refusals searches lacking it met;
-        # and the resources whose columns the plans make from now on: see
-        # :func:`.plans.deferrable`)
+        # plans put off, how many such refusals searches lacking it met:
+        # see :func:`.plans.deferrable` and :attr:`hot`)
         self.denied = 0
         self.denials: Dict[str, int] = {}
-        self.hot: Set[str] = set()
         self.denials_most: Optional[int] = None  # (:data:`.plans.DENIALS`, set by the index)
         self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
         # (per resource, its bearers in order with their keys, and the
@@ -381,6 +379,15 @@ class NodeClass(DerivedColumns):
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
         self.cursors: Dict[Tuple[str, FrozenSet[str]], Cursor] = {}
+
+    @property
+    def hot(self) -> Set[str]:
+        """The resources whose columns the plans no longer put off: those
+        whose searches lacking the column met :attr:`denials_most` refusals
+        (see :func:`.plans.deferrable`). O(R)."""
+        most = self.denials_most
+        return set() if most is None else {
+            name for name, number in self.denials.items() if number >= most}
 
     def in_order(self, name: str) -> Tuple[List[Any], List[Any]]:
         """The nodes of the class bearing ``name``, in order, and their

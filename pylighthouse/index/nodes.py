@@ -379,8 +379,7 @@ class NodeIndex:
             before = other._classes.get(keys)
             if before is None:
                 continue
-            # (the resources whose columns were put off, as they stand)
-            nodes.hot.update(before.hot)
+            # (the refusals met for the resources whose columns were put off)
             nodes.denials.update(before.denials)
             joint = set(before.joint or ()) | set(before.masked.values()) \
                 | set(before.set_masked.values())
@@ -583,15 +582,13 @@ class NodeIndex:
         """Count the nodes the last search of ``entry`` found refusing after
         its sieve passed them against each resource whose column its plan
         put off; whether one reached :data:`~.plans.DENIALS`, as the index
-        was made with it (its column is
-        made from now on, see :func:`~.plans.deferrable`). O(R)."""
+        was made with it (its column is made from now on, see
+        :func:`~.plans.deferrable`). O(R)."""
         denials, denied, most = nodes.denials, nodes.denied, nodes.denials_most
         hot = False
         for name in entry.deferred:
             number = denials[name] = denials.get(name, 0) + denied
-            if most is not None and number >= most:
-                nodes.hot.add(name)
-                hot = True
+            hot = hot or most is not None and number >= most
         return hot
 
     def _cursor(self, nodes: NodeClass, tag: str, workload: Workload,

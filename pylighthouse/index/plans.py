@@ -340,7 +340,7 @@ def deferrable(nodes: NodeClass, name: str, bearers: int) -> bool:
     keep: only its bearers carry it.) O(1)."""
     return nodes.denials_most is not None and nodes.size > bearers \
         and bearers * nodes.sparse_share > nodes.size and name not in nodes.bounds \
-        and name not in nodes.hot and name not in nodes.keys
+        and nodes.denials.get(name, 0) < nodes.denials_most and name not in nodes.keys
 
 
 def _scaled_least(floats: Mapping[str, float], key: Any) -> float:
