@@ -2090,6 +2090,46 @@ def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+@pytest.mark.parametrize("together", [0, 256])
+def test_a_shape_led_by_a_rare_kind_tries_only_the_nodes_having_every_kind(strategy,
+                                                                           together):
+    """A shape asking for two kinds, the rarer on few enough nodes to be
+    tried node by node, tries only the nodes having both (five of 100 here,
+    not the 20 bearers of the rarer), unless ``TOGETHER`` is below the
+    rarer's bearers; a workload of an aversion group steps over those
+    hosting the group. Every decision is the reference's."""
+    rubric = {"cpu": 1, "mem": 0.25}
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 4, "mem": 16, **({"a": 2} if at % 4 == 3 else {}),
+        **({"b": 2} if at % 5 == 0 else {})}} for at in range(100)]
+    with mock.patch.object(plans, "FEW", 20), mock.patch.object(plans, "TOGETHER", together):
+        fast, reference = make_with_twin(strategy, nodes, rubric, 8)
+        tried = []
+        real = search.acceptable
+
+        def counting(slot, workload, groups):
+            tried.append(slot.name)
+            return real(slot, workload, groups)
+
+        workloads = [{"name": f"w{at}", "requirements": {"cpu": 1, "a": 1, "b": 1},
+                      "aversion_groups": ["g"]} for at in range(6)]
+        with mock.patch.object(search, "acceptable", counting):
+            assert fast.attempt_assign_loads(workloads[:1]) == reference.assign(workloads[:1])
+        (plan,) = [plan for (shape, _), plan in fast._index._plans.items()
+                   if set(shape) == {"cpu", "a", "b"}]
+        (entry,) = plan.entries
+        assert entry.tag == "b"
+        if together:
+            assert entry.together == ("b", "a") and len(entry.few_having_all()) == 5
+            assert tried and set(tried) <= {f"n{at:03d}" for at in range(15, 100, 20)}
+        else:
+            assert entry.together is None and "n000" in tried
+        assert fast.attempt_assign_loads(workloads[1:]) == reference.assign(workloads[1:])
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
 @columns_past(32)
 def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy):
     """A shape asking for two kinds that few nodes have together gets an

@@ -493,8 +493,10 @@ class NodeIndex:
         for entry in plan.entries:
             if entry.wards and entry.closed():
                 continue  # (the usual case for a class of warded nodes)
-            few = None if entry.tag is not None else entry.few_having_all()
-            if entry.tag is not None:
+            few = entry.few_having_all()
+            if few is not None:
+                found = first_among(few, workload, groups, low, high)
+            elif entry.tag is not None:
                 bearers = entry.nodes.bearers.get(entry.tag, ())
                 if self._ordering is None and len(bearers) > SORTED_AT_SEARCH:
                     # (kept in order by the class: see FEW_KEPT)
@@ -504,8 +506,6 @@ class NodeIndex:
                                            if low is None and len(slots) > CURSOR_AT else 0)
                 else:
                     found = first_among(bearers, workload, groups, low, high)
-            elif few is not None:
-                found = first_among(few, workload, groups, low, high)
             else:
                 if entry.pending is not None:
                     entry.complete()  # (the nodes having every kind asked are many)

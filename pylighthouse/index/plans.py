@@ -517,7 +517,14 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     if names:
         rarest = min(counts, key=counts.__getitem__)
         if counts[rarest] <= few_bearers(masking) and counts[rarest] < size:
-            return Entry(nodes, [], rarest, wards)
+            entry = Entry(nodes, [], rarest, wards)
+            # (asking for two or more resources that only some nodes have,
+            # it tries the nodes having them all when those are few: a
+            # node lacking one refuses it, see :meth:`Entry.few_having_all`)
+            some = [name for name in names if counts[name] < size]
+            if len(some) > 1 and counts[rarest] <= TOGETHER:
+                entry.together = tuple(sorted(some, key=counts.__getitem__))
+            return entry
     # (the resources asked for that only some nodes of the class have: a
     # search looks inside a block at the nodes having them all)
     holding = frozenset([name for name, number in counts.items() if number < size])
