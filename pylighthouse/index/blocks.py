@@ -62,12 +62,13 @@ block O(C + L).
 """
 from bisect import bisect_left
 from decimal import Decimal
-from itertools import islice
-from operator import attrgetter
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, ge
+from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set,
+                    Tuple, Union)
 
-from .columns import (LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn, JointColumn,
-                      column_value)
+from .columns import (INF, LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn,
+                      JointColumn, column_value)
 from .derived import DerivedColumns
 
 __all__ = ["Block", "NodeClass", "Refused", "Floor", "Cursor", "JointColumn", "OPEN", "NEG",
@@ -119,6 +120,10 @@ MAX_ORDERED = 4096
 #: :meth:`NodeClass.group_column`): each costs a float a node, and a list
 #: operation whenever a node moves within its block.
 MAX_GROUP_COLUMNS = 16
+#: At most this many aversion groups a block keeps what its nodes not
+#: hosting them show (see :meth:`Block.keep_away`); past it, the older half
+#: is forgotten.
+MAX_AWAY = 64
 
 
 class Block:
@@ -133,7 +138,7 @@ class Block:
     node."""
 
     __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts", "sparse",
-                 "sharp")
+                 "sharp", "away")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[Any, List[float]]] = None):
@@ -155,9 +160,64 @@ class Block:
         # (the set columns whose values are the nodes' own since the block
         # last changed: see :meth:`NodeClass.sharpen`)
         self.sharp: Optional[Set[Any]] = None
+        # (per aversion group, what the block's open nodes hosting none of
+        # it show at most, and the version then: see :meth:`keep_away`)
+        self.away: Optional[Dict[str, Tuple[int, Optional[Dict[Any, float]]]]] = None
 
     def __len__(self) -> int:
         return len(self.slots)
+
+    def shut_to(self, group: str, version: int, pairs: Sequence[Tuple[Any, float]]) -> bool:
+        """Whether, by what :meth:`keep_away` found at ``version`` (the
+        block's version now), no open node of the block hosting no
+        workload of aversion group ``group`` reaches the threshold of one
+        of ``pairs`` (dense columns). O(len(pairs))."""
+        away = self.away
+        known = away.get(group) if away is not None else None
+        if known is None or known[0] != version or known[1] is None:
+            return False
+        most = known[1]
+        for key, threshold in pairs:
+            if most.get(key, INF) < threshold:
+                return True
+        return False
+
+    def keep_away(self, group: str, version: int, pairs: Sequence[Tuple[Any, float]],
+                  apart: Optional[Any]) -> None:
+        """A search avoiding aversion group ``group`` looked inside the
+        whole block in vain, passing over nodes hosting it (at
+        ``version``, the block's version). The second time at the same
+        version, keep for each column of ``pairs`` the most that an open
+        node not hosting the group shows in it (found in C by the group's
+        column ``apart``, if the class has one): until the version moves
+        (a node gains room, loses a group, joins or is uncordoned), those
+        are at least what such nodes show, and :meth:`shut_to` passes the
+        block for a workload of the group asking for more, without looking
+        inside. In a cluster filling from the front, the first blocks keep
+        room only on nodes hosting the groups that came first. O(L) per
+        column, on the second such search."""
+        away = self.away
+        if away is None:
+            away = self.away = {}
+        known = away.get(group)
+        if known is None or known[0] != version:
+            if len(away) >= MAX_AWAY:
+                _halve(away)
+            away[group] = (version, None)
+            return
+        cols = self.cols
+        if apart is not None:
+            positions: List[int] = list(compress(count(), map(ge, cols[apart], repeat(0.0))))
+        else:
+            positions = [at for at, slot in enumerate(self.slots)
+                         if not slot.cordoned and group not in slot.groups]
+        most = known[1]
+        if most is None:
+            most = {}
+            away[group] = (version, most)
+        for key, _ in pairs:
+            values = cols[key]
+            most[key] = max(map(values.__getitem__, positions)) if positions else NEG
 
     def holding(self, names: FrozenSet[str]) -> List[int]:
         """The positions of the nodes that have every resource of

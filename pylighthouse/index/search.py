@@ -231,6 +231,15 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
+    # (a workload of aversion groups: the group whose nodes' room a block
+    # keeps, see :meth:`~.blocks.Block.keep_away`, and the sieve's pairs of
+    # dense columns, compared with it)
+    shut: Optional[str] = None
+    near: Sieve = []
+    if groups:
+        shut = apart[1] if apart is not None else min(groups)
+        dense = blocks[0].cols
+        near = [pair for pair in sieve[:NEAR] if pair[0] in dense]
     looked = False  # (some block was looked inside)
     asked = False  # (whether the tops were asked, at the first short block)
     if least > nodes.tops[lead]:
@@ -304,6 +313,16 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 stamps[index] = versions[index]
             if plain_stamps is not None:
                 plain_stamps[index] = versions[index]
+            if first == 0 and offset == 0:
+                refused.prefix = done
+            continue
+        if shut is not None and block.away is not None \
+                and block.shut_to(shut, versions[index], near):
+            # (no open node of the block hosting none of the group has
+            # enough, by what the block kept: it refuses the workload, not
+            # the same vector without groups)
+            if write:
+                stamps[index] = versions[index]
             if first == 0 and offset == 0:
                 refused.prefix = done
             continue
@@ -386,6 +405,8 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                 stamps[index] = versions[index]
             if plain_stamps is not None and not averse:
                 plain_stamps[index] = versions[index]
+            if averse and shut is not None:
+                block.keep_away(shut, versions[index], near, apart)
             nodes.wasted += 1
             if first == 0 and offset == 0:
                 refused.prefix = done
