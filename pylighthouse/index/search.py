@@ -61,7 +61,11 @@ workload's shape, aversion groups and requirements
 loses a group: the next search for the same vector skips the block in
 step 2, in C (and reuses the vector's sieve, kept there too: see
 :meth:`.nodes.NodeIndex._earliest`). So averse nodes that fit are
-stepped over one by one once per block, not once per search. A vector's
+stepped over one by one once per block, not once per search. For a
+workload of an aversion group, a block also passes when what its open
+nodes free of the group show at most, kept by the block since a search for
+the group looked inside it in vain twice (see
+:meth:`~.blocks.Block.keep_away`), falls short of the sieve. A vector's
 record is its own from its second search on: the first writes into a
 scratch record, forgotten at once, since most vectors of finely drawn
 quantities are searched once. A block looked inside in vain
