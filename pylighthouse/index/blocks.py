@@ -120,9 +120,9 @@ MAX_ORDERED = 4096
 #: :meth:`NodeClass.group_column`): each costs a float a node, and a list
 #: operation whenever a node moves within its block.
 MAX_GROUP_COLUMNS = 16
-#: At most this many aversion groups a block keeps what its nodes not
-#: hosting them show (see :meth:`Block.keep_away`); past it, the older half
-#: is forgotten.
+#: At most this many aversion groups a class keeps what its blocks' nodes
+#: not hosting them show (see :meth:`NodeClass.keep_away`); past it, the
+#: older half is forgotten.
 MAX_AWAY = 64
 
 
@@ -138,7 +138,7 @@ class Block:
     node."""
 
     __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts", "sparse",
-                 "sharp", "away")
+                 "sharp")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[Any, List[float]]] = None):
@@ -160,64 +160,9 @@ class Block:
         # (the set columns whose values are the nodes' own since the block
         # last changed: see :meth:`NodeClass.sharpen`)
         self.sharp: Optional[Set[Any]] = None
-        # (per aversion group, what the block's open nodes hosting none of
-        # it show at most, and the version then: see :meth:`keep_away`)
-        self.away: Optional[Dict[str, Tuple[int, Optional[Dict[Any, float]]]]] = None
 
     def __len__(self) -> int:
         return len(self.slots)
-
-    def shut_to(self, group: str, version: int, pairs: Sequence[Tuple[Any, float]]) -> bool:
-        """Whether, by what :meth:`keep_away` found at ``version`` (the
-        block's version now), no open node of the block hosting no
-        workload of aversion group ``group`` reaches the threshold of one
-        of ``pairs`` (dense columns). O(len(pairs))."""
-        away = self.away
-        known = away.get(group) if away is not None else None
-        if known is None or known[0] != version or known[1] is None:
-            return False
-        most = known[1]
-        for key, threshold in pairs:
-            if most.get(key, INF) < threshold:
-                return True
-        return False
-
-    def keep_away(self, group: str, version: int, pairs: Sequence[Tuple[Any, float]],
-                  apart: Optional[Any]) -> None:
-        """A search avoiding aversion group ``group`` looked inside the
-        whole block in vain, passing over nodes hosting it (at
-        ``version``, the block's version). The second time at the same
-        version, keep for each column of ``pairs`` the most that an open
-        node not hosting the group shows in it (found in C by the group's
-        column ``apart``, if the class has one): until the version moves
-        (a node gains room, loses a group, joins or is uncordoned), those
-        are at least what such nodes show, and :meth:`shut_to` passes the
-        block for a workload of the group asking for more, without looking
-        inside. In a cluster filling from the front, the first blocks keep
-        room only on nodes hosting the groups that came first. O(L) per
-        column, on the second such search."""
-        away = self.away
-        if away is None:
-            away = self.away = {}
-        known = away.get(group)
-        if known is None or known[0] != version:
-            if len(away) >= MAX_AWAY:
-                _halve(away)
-            away[group] = (version, None)
-            return
-        cols = self.cols
-        if apart is not None:
-            positions: List[int] = list(compress(count(), map(ge, cols[apart], repeat(0.0))))
-        else:
-            positions = [at for at, slot in enumerate(self.slots)
-                         if not slot.cordoned and group not in slot.groups]
-        most = known[1]
-        if most is None:
-            most = {}
-            away[group] = (version, most)
-        for key, _ in pairs:
-            values = cols[key]
-            most[key] = max(map(values.__getitem__, positions)) if positions else NEG
 
     def holding(self, names: FrozenSet[str]) -> List[int]:
         """The positions of the nodes that have every resource of
@@ -348,7 +293,7 @@ class NodeClass(DerivedColumns):
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
-                 "stale", "denied", "denials", "denials_most", "uncounted")
+                 "stale", "denied", "denials", "denials_most", "uncounted", "away")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -416,6 +361,10 @@ class NodeClass(DerivedColumns):
         # stepped over (set by :func:`.search.first_in_class`).
         self.grouped: Dict[str, GroupColumn] = {}
         self.stepped = 0
+        # Per aversion group, per block, the version at which the block's
+        # open nodes free of the group were found to show at most the
+        # figures kept per column (see :meth:`keep_away`).
+        self.away: Dict[str, Tuple[List[int], Dict[Any, List[float]]]] = {}
         # (the column the last search found nodes short of after they
         # passed its sieve's first, when many were: see
         # :meth:`.plans.Entry.promote`)
@@ -514,6 +463,61 @@ class NodeClass(DerivedColumns):
             key = self.grouped[name] = GroupColumn(("group", name))
             self.add_column(key)
         return key
+
+    def keep_away(self, index: int, group: str, pairs: Sequence[Tuple[Any, float]],
+                  apart: Optional[GroupColumn]) -> None:
+        """A search avoiding aversion group ``group`` looked inside the
+        whole of block ``index`` in vain, passing over nodes hosting it.
+        The second time at the block's version, keep for each (dense)
+        column of ``pairs`` the most that an open node of the block not
+        hosting the group shows in it (found in C by the group's column
+        ``apart``, if the class has one), in :attr:`away`. Until the
+        block's version moves (a node of it gains room, loses a group,
+        joins or is uncordoned) those are at least what such nodes show, so
+        a search for a workload of the group asking for more passes the
+        block in C (see :func:`.search.first_in_class`). In a cluster
+        filling from the front, the first blocks keep room only on nodes
+        hosting the groups that came first.
+
+        The lists are by block position and read only where the version
+        kept is the block's: a block's version is never another's, so a
+        block inserted or dropped before makes the figures after it unread,
+        not wrong. O(1) the first time at a version, O(L) per column the
+        second."""
+        version = self.versions[index]
+        total = len(self.blocks)
+        away = self.away
+        known = away.get(group)
+        if known is None:
+            if len(away) >= MAX_AWAY:
+                _halve(away)
+            known = away[group] = ([0] * total, {})
+        seen, most = known
+        if len(seen) < total:
+            seen.extend([0] * (total - len(seen)))
+        if seen[index] != version:
+            if seen[index] != -version:
+                seen[index] = -version  # (the first look in vain at this version)
+                return
+            for column in most.values():  # (figures of another version)
+                if index < len(column):
+                    column[index] = INF
+        block = self.blocks[index]
+        cols = block.cols
+        if apart is not None:
+            positions: List[int] = list(compress(count(), map(ge, cols[apart], repeat(0.0))))
+        else:
+            positions = [at for at, slot in enumerate(block.slots)
+                         if not slot.cordoned and group not in slot.groups]
+        for key, _ in pairs:
+            figures = most.get(key)
+            if figures is None:
+                figures = most[key] = [INF] * total
+            elif len(figures) < total:
+                figures.extend([INF] * (total - len(figures)))
+            values = cols[key]
+            figures[index] = max(map(values.__getitem__, positions)) if positions else NEG
+        seen[index] = version
 
     def regroup(self, index: int, position: int, names: Iterable[str]) -> None:
         """The node at ``position`` of block ``index`` gained or lost a
