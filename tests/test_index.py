@@ -467,6 +467,17 @@ def test_replicas_with_groups_decide_like_the_reference(strategy, steps, load, o
         check_index(fast)
 
 
+def place_then_release(fast, reference, batch, rng, every):
+    """Place ``batch`` with both, the same, then release one in ``every``
+    of the workloads the reference holds (drawn by ``rng``) from both."""
+    assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+    assert_same_state(fast, reference)
+    check_index(fast)
+    placed = sorted(reference.assignments())
+    gone = rng.sample(placed, len(placed) // every)
+    assert run(("release", gone), fast) == reference.release(gone)
+
+
 @pytest.mark.parametrize("grouping", ["library", "eager"])
 @pytest.mark.parametrize("strategy", ["BinPack", "Prioritized", "BestFit"])
 def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(strategy,
@@ -495,12 +506,7 @@ def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(st
                 spec["aversion_groups"] = [f"g{rng.randrange(4)}"]
             batch.append(spec)
             made += 1
-        assert fast.attempt_assign_loads(batch) == reference.assign(batch)
-        assert_same_state(fast, reference)
-        check_index(fast)
-        placed = sorted(reference.assignments())
-        gone = rng.sample(placed, len(placed) // 5)
-        assert run(("release", gone), fast) == reference.release(gone)
+        place_then_release(fast, reference, batch, rng, 5)
         if round_ == 1:
             victim = rng.choice(nodes)["name"]
             cordon = ("cordon", victim)
@@ -558,12 +564,7 @@ def test_blocks_passed_by_the_room_of_their_nodes_free_of_a_group_decide_like_th
                     "cpu": rng.randrange(2, 30) / 10, "mem": rng.randrange(2, 60) / 10},
                     "aversion_groups": [f"g{rng.randrange(4)}"]})
                 made += 1
-            assert fast.attempt_assign_loads(batch) == reference.assign(batch)
-            assert_same_state(fast, reference)
-            check_index(fast)
-            placed = sorted(reference.assignments())
-            gone = rng.sample(placed, len(placed) // 6)
-            assert run(("release", gone), fast) == reference.release(gone)
+            place_then_release(fast, reference, batch, rng, 6)
             if round_ == 2:
                 added = [{"name": f"m{i}", "resources": {"cpu": 4, "mem": 8}} for i in range(8)]
                 run(("add", added), fast)
