@@ -103,6 +103,10 @@ __all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "ref
 
 #: (column, threshold) pairs.
 Sieve = List[Tuple[Any, float]]
+#: An aversion group's figures as a search compares them (see :func:`_away`):
+#: the versions they were kept at, per block, those of one column, and the
+#: search's threshold in that column.
+Away = Tuple[List[int], List[float], float]
 
 _NEG = float("-inf")
 #: Columns sieved inside a block (the first of the sieve, in C: a resource
@@ -121,14 +125,14 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
              versions: List[int], stamps: Optional[List[int]],
              plain: Optional[List[int]] = None,
              apart: Optional[GroupColumn] = None,
-             away: Optional[Tuple[List[int], Sieve]] = None) -> Tuple[Iterator[int], List[Any]]:
+             away: Optional["Away"] = None) -> Tuple[Iterator[int], List[Any]]:
     """Indices from ``start`` on where the first sieve column reaches its
     threshold, whose stamp (and ``plain`` stamp, if given) is not the
     current version (they refused already), given group column
     ``apart``, where some open node does not host its group, and, given
-    ``away`` (a group's versions and (figures, threshold) pairs, see
-    :meth:`~.blocks.NodeClass.keep_away`), where the figures kept at the
-    block's version reach every threshold, found in C (``None`` for stamps
+    ``away`` (a group's versions, figures of one column and its threshold,
+    see :meth:`~.blocks.NodeClass.keep_away`), where the figure kept at the
+    block's version reaches the threshold, found in C (``None`` for stamps
     never written: no comparing); and the other (column, threshold) pairs,
     for the caller to compare where those pass (a generator doing it costs
     more)."""
@@ -144,14 +148,10 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(plain, start, None)))
     if away is not None:
-        seen, limits = away
-        enough: Optional[Iterator[bool]] = None
-        for most, least in limits:
-            reach = map(ge, islice(most, start, None), repeat(least))
-            enough = reach if enough is None else map(and_, enough, reach)
-        if enough is not None:
-            passes = map(and_, passes, map(or_, map(ne, islice(versions, start, None),
-                                                    islice(seen, start, None)), enough))
+        seen, figures, least = away
+        passes = map(and_, passes, map(or_, map(ne, islice(versions, start, None),
+                                                islice(seen, start, None)),
+                                       map(ge, islice(figures, start, None), repeat(least))))
     return compress(count(start), passes), [(columns[key], threshold) for key, threshold in rest]
 
 
@@ -253,7 +253,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # dense columns, compared with it)
     shut: Optional[str] = None
     near: Sieve = []
-    kept: Optional[Tuple[List[int], Sieve]] = None
+    kept: Optional[Away] = None
     if groups:
         shut = apart[1] if apart is not None else min(groups)
         dense = blocks[0].cols
@@ -448,26 +448,26 @@ _UNKNOWN = object()
 
 
 def _away(known: Tuple[List[int], Dict[Any, List[float]]], near: Sieve,
-          total: int) -> Optional[Tuple[List[int], Sieve]]:
+          total: int) -> Optional[Away]:
     """What :func:`_passing` compares of a group's figures kept by the
-    blocks (see :meth:`~.blocks.NodeClass.keep_away`): its versions and,
-    for the first pair of ``near`` whose column has figures, those and the
-    threshold, each list at least ``total`` long (blocks made since are
+    blocks (see :meth:`~.blocks.NodeClass.keep_away`): its versions, and
+    the figures of the first column of ``near`` that has some with its
+    threshold, both lists at least ``total`` long (blocks made since are
     not read: their versions are new); ``None`` when no column has. One
     column only: on a random mix of every workload in one of 40 groups,
     comparing every column's figures passed no more blocks than the
     first's, and the comparisons in C cost 15% of the run. O(P), plus O(B)
     when blocks were made since."""
     seen, most = known
-    limits = [(most[key], least) for key, least in near if key in most][:1]
-    if not limits:
-        return None
-    if len(seen) < total:
-        seen.extend([0] * (total - len(seen)))
-    for column, _ in limits:
-        if len(column) < total:
-            column.extend([INF] * (total - len(column)))
-    return seen, limits
+    for key, least in near:
+        figures = most.get(key)
+        if figures is not None:
+            if len(seen) < total:
+                seen.extend([0] * (total - len(seen)))
+            if len(figures) < total:
+                figures.extend([INF] * (total - len(figures)))
+            return seen, figures, least
+    return None
 
 
 def _to_front(pairs: List[Any], column: Any) -> None:
