@@ -506,7 +506,7 @@ class NodeClass(DerivedColumns):
         cols = block.cols
         if apart is not None:
             positions: List[int] = list(compress(count(), map(ge, cols[apart], repeat(0.0))))
-        else:
+        else:  # (the group column's rule, see :func:`.columns.column_value`, inlined)
             positions = [at for at, slot in enumerate(block.slots)
                          if not slot.cordoned and group not in slot.groups]
         for key, _ in pairs:

@@ -514,30 +514,27 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     for key in wards:
         nodes.add_column(key)
     size = nodes.size
-    if names:
-        rarest = min(counts, key=counts.__getitem__)
-        if counts[rarest] <= few_bearers(masking) and counts[rarest] < size:
-            entry = Entry(nodes, [], rarest, wards)
-            # (asking for two or more resources that only some nodes have,
-            # it tries the nodes having them all when those are few: a
-            # node lacking one refuses it, see :meth:`Entry.few_having_all`)
-            some = [name for name in names if counts[name] < size]
-            if len(some) > 1 and counts[rarest] <= TOGETHER:
-                entry.together = tuple(sorted(some, key=counts.__getitem__))
-            return entry
     # (the resources asked for that only some nodes of the class have: a
-    # search looks inside a block at the nodes having them all)
+    # node lacking one refuses the shape; two or more, the fewest of them
+    # on at most TOGETHER nodes, are tried together: the nodes having them
+    # all, see :meth:`Entry.few_having_all`)
     holding = frozenset([name for name, number in counts.items() if number < size])
     together = None
     if len(holding) > 1:
         together = tuple(sorted(holding, key=counts.__getitem__))
         if counts[together[0]] > TOGETHER:
             together = None
-        elif defer:
-            entry = Entry(nodes, [], None, wards, holding)
-            entry.together = together
-            entry.pending = (names, immunities, masking)
+    if names:
+        rarest = min(counts, key=counts.__getitem__)
+        if counts[rarest] <= few_bearers(masking) and counts[rarest] < size:
+            entry = Entry(nodes, [], rarest, wards)
+            entry.together = together  # (tried first, when few)
             return entry
+    if together is not None and defer:
+        entry = Entry(nodes, [], None, wards, holding)
+        entry.together = together
+        entry.pending = (names, immunities, masking)
+        return entry
     pairs: List[Tuple[Any, Any]] = []
     deferred = []
     for name in names:
