@@ -581,6 +581,69 @@ def test_blocks_passed_by_the_room_of_their_nodes_free_of_a_group_decide_like_th
     check_index(fast)
 
 
+class _Figures:
+    """A block's kept figures of one column as a search reads them,
+    counting the reads that fall short of ``least`` (each passes a block)."""
+
+    def __init__(self, figures, least, short):
+        self.figures, self.least, self.short = figures, least, short
+
+    def __getitem__(self, index):
+        figure = self.figures[index]
+        if figure < self.least:
+            self.short.append(index)
+        return figure
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_blocks_passed_by_the_figures_of_any_column_decide_like_the_reference(strategy):
+    """Workloads asking for far more memory than cpu, every one in one of
+    four aversion groups: the nodes free of a group in the first blocks
+    keep cpu but not memory, so the block's figures that turn it away are
+    the memory column's, not always the one compared in C. A block whose
+    kept figures fall short in any column of the sieve is passed without
+    looking inside (checked: some are), and every decision is the
+    reference's, with releases, joins, cordons and uncordons between."""
+    rng = random.Random(f"figures-{strategy}")
+    nodes = [{"name": f"n{i:03d}", "resources": {
+        "cpu": (cpu := rng.choice([4, 8, 16])), "mem": cpu * rng.choice([2, 4, 8])}}
+        for i in range(96)]
+    rubric = {"cpu": 1, "mem": 0.25}
+    with settings_of(True, 8, grouping="none"):
+        fast, reference = make_with_twin(strategy, nodes, rubric, 8)
+    short = []
+    real = search._figured
+
+    def spying(known, near, total):
+        seen, found = real(known, near, total)
+        return seen, [(_Figures(figures, least, short), least) for figures, least in found]
+
+    made = 0
+    with mock.patch.object(search, "_figured", spying):
+        for round_ in range(6):
+            batch = []
+            for _ in range(100):
+                cpu = rng.randrange(1, 8) / 4
+                batch.append({"name": f"w{made}", "requirements": {
+                    "cpu": cpu, "mem": cpu * rng.choice([6, 10, 16])},
+                    "aversion_groups": [f"g{rng.randrange(4)}"]})
+                made += 1
+            place_then_release(fast, reference, batch, rng, 5)
+            if round_ == 2:
+                added = [{"name": f"m{i}", "resources": {"cpu": 8, "mem": 64}} for i in range(8)]
+                run(("add", added), fast)
+                reference.add(added)
+            if round_ in (1, 3):
+                victim = ("cordon", f"n{round_:03d}")
+                assert run(victim, fast) == run_reference(victim, reference)
+            if round_ == 4:
+                back = ("uncordon", "n001")
+                assert run(back, fast) == run_reference(back, reference)
+    assert short  # (some block was passed by a column's figures)
+    assert_same_state(fast, reference)
+    check_index(fast)
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
 def test_a_group_found_on_every_fitting_node_is_searched_again_once_a_node_frees_it(strategy):
     """A workload of group g that fits only nodes hosting g is remembered as
