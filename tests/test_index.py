@@ -478,6 +478,21 @@ def place_then_release(fast, reference, batch, rng, every):
     assert run(("release", gone), fast) == reference.release(gone)
 
 
+def change_cluster(fast, reference, round_, added):
+    """Between batches of a six-round run: nodes ``added`` join both at
+    round 2, n001 and n003 are cordoned at rounds 1 and 3, and n001
+    uncordoned at round 4, the same on both."""
+    if round_ == 2:
+        run(("add", added), fast)
+        reference.add(added)
+    if round_ in (1, 3):
+        victim = ("cordon", f"n{round_:03d}")
+        assert run(victim, fast) == run_reference(victim, reference)
+    if round_ == 4:
+        back = ("uncordon", "n001")
+        assert run(back, fast) == run_reference(back, reference)
+
+
 @pytest.mark.parametrize("grouping", ["library", "eager"])
 @pytest.mark.parametrize("strategy", ["BinPack", "Prioritized", "BestFit"])
 def test_members_of_a_few_groups_decide_like_the_reference_with_group_columns(strategy,
@@ -565,16 +580,8 @@ def test_blocks_passed_by_the_room_of_their_nodes_free_of_a_group_decide_like_th
                     "aversion_groups": [f"g{rng.randrange(4)}"]})
                 made += 1
             place_then_release(fast, reference, batch, rng, 6)
-            if round_ == 2:
-                added = [{"name": f"m{i}", "resources": {"cpu": 4, "mem": 8}} for i in range(8)]
-                run(("add", added), fast)
-                reference.add(added)
-            if round_ in (1, 3):
-                victim = ("cordon", f"n{round_:03d}")
-                assert run(victim, fast) == run_reference(victim, reference)
-            if round_ == 4:
-                back = ("uncordon", "n001")
-                assert run(back, fast) == run_reference(back, reference)
+            change_cluster(fast, reference, round_, [
+                {"name": f"m{i}", "resources": {"cpu": 4, "mem": 8}} for i in range(8)])
     if strategy in ("Prioritized", "RoundRobin"):
         assert any(passed)  # (some block was passed by the figures kept)
     assert_same_state(fast, reference)
@@ -629,16 +636,8 @@ def test_blocks_passed_by_the_figures_of_any_column_decide_like_the_reference(st
                     "aversion_groups": [f"g{rng.randrange(4)}"]})
                 made += 1
             place_then_release(fast, reference, batch, rng, 5)
-            if round_ == 2:
-                added = [{"name": f"m{i}", "resources": {"cpu": 8, "mem": 64}} for i in range(8)]
-                run(("add", added), fast)
-                reference.add(added)
-            if round_ in (1, 3):
-                victim = ("cordon", f"n{round_:03d}")
-                assert run(victim, fast) == run_reference(victim, reference)
-            if round_ == 4:
-                back = ("uncordon", "n001")
-                assert run(back, fast) == run_reference(back, reference)
+            change_cluster(fast, reference, round_, [
+                {"name": f"m{i}", "resources": {"cpu": 8, "mem": 64}} for i in range(8)])
     assert short  # (some block was passed by a column's figures)
     assert_same_state(fast, reference)
     check_index(fast)
