@@ -104,7 +104,7 @@ __all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "ref
 
 #: (column, threshold) pairs.
 Sieve = List[Tuple[Any, float]]
-#: An aversion group's figures as a search compares them (see :func:`_away`):
+#: An aversion group's figures as a search compares them in C (see :func:`_figured`):
 #: the versions they were kept at, per block, those of one column, and the
 #: search's threshold in that column.
 Away = Tuple[List[int], List[float], float]
@@ -265,9 +265,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         near = [pair for pair in sieve[:NEAR] if pair[0] in dense]
         known = nodes.away.get(shut)
         if known is not None:
-            kept = _away(known, near, len(blocks))
-            if kept is not None:
-                figured = _figured(known, near, len(blocks))
+            figured = _figured(known, near, len(blocks))
+            if figured[1]:
+                first_figures, first_least = figured[1][0]
+                kept = (figured[0], first_figures, first_least)
+            else:
+                figured = None  # (no column of the sieve has figures)
     looked = False  # (some block was looked inside)
     asked = False  # (whether the tops were asked, at the first short block)
     if least > nodes.tops[lead]:
@@ -464,11 +467,22 @@ _UNKNOWN = object()
 
 def _figured(known: Tuple[List[int], Dict[Any, List[float]]], near: Sieve,
              total: int) -> Tuple[List[int], List[Tuple[List[float], float]]]:
-    """A group's versions and, per column of ``near`` with figures kept (see
-    :meth:`~.blocks.NodeClass.keep_away`), those and the column's
-    threshold, each at least ``total`` long (after :func:`_away`, which
-    made the versions so). O(P), plus O(B) when blocks were made since."""
+    """A group's figures as a search compares them (see
+    :meth:`~.blocks.NodeClass.keep_away`): its versions, and per column of
+    ``near`` with figures kept, those and the column's threshold, each list
+    at least ``total`` long (blocks made since are not read: their
+    versions are new). The first column's are compared in C (see
+    :func:`_passing`), the others in Python where a block's bounds pass.
+    Only one in C: on a random mix of every workload in one of 40 groups,
+    comparing every column's figures there passed no more blocks than the
+    first's, and the comparisons cost 15% of the run. The others are
+    still compared: on another such mix, of workloads asking ten times as
+    much memory as cpu, of the blocks looked inside in vain again with
+    their figures kept, those of some column fell short in 99 in 100, the
+    first column's in 2. O(P), plus O(B) when blocks were made since."""
     seen, most = known
+    if len(seen) < total:
+        seen.extend([0] * (total - len(seen)))
     found = []
     for key, least in near:
         figures = most.get(key)
@@ -477,34 +491,6 @@ def _figured(known: Tuple[List[int], Dict[Any, List[float]]], near: Sieve,
                 figures.extend([INF] * (total - len(figures)))
             found.append((figures, least))
     return seen, found
-
-
-def _away(known: Tuple[List[int], Dict[Any, List[float]]], near: Sieve,
-          total: int) -> Optional[Away]:
-    """What :func:`_passing` compares of a group's figures kept by the
-    blocks (see :meth:`~.blocks.NodeClass.keep_away`): its versions, and
-    the figures of the first column of ``near`` that has some with its
-    threshold, both lists at least ``total`` long (blocks made since are
-    not read: their versions are new); ``None`` when no column has. One
-    column only in C: on a random mix of every workload in one of 40
-    groups, comparing every column's figures there passed no more blocks
-    than the first's, and the comparisons cost 15% of the run. The others
-    are compared in Python where a block's bounds pass (see
-    :func:`_figured`): on another such mix, of workloads asking ten times
-    as much memory as cpu, of the blocks looked inside in vain again with
-    their figures kept, those of some column fell short in 99 in 100, the
-    first column's in 2.
-    O(P), plus O(B) when blocks were made since."""
-    seen, most = known
-    for key, least in near:
-        figures = most.get(key)
-        if figures is not None:
-            if len(seen) < total:
-                seen.extend([0] * (total - len(seen)))
-            if len(figures) < total:
-                figures.extend([INF] * (total - len(figures)))
-            return seen, figures, least
-    return None
 
 
 def _to_front(pairs: List[Any], column: Any) -> None:
