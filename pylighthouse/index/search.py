@@ -66,7 +66,7 @@ workload of an aversion group, a block also passes when what its open
 nodes free of the group show at most, kept by the block since a search for
 the group looked inside it in vain twice (see
 :meth:`~.blocks.NodeClass.keep_away`), falls short of the sieve: in C for
-the first column kept, in Python for every column where the bounds pass. A vector's
+the first column kept, in Python for the others where the bounds pass. A vector's
 record is its own from its second search on: the first writes into a
 scratch record, forgotten at once, since most vectors of finely drawn
 quantities are searched once. A block looked inside in vain
@@ -255,9 +255,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     shut: Optional[str] = None
     near: Sieve = []
     kept: Optional[Away] = None
-    # (and every column's figures with its threshold, compared where a
-    # block's bounds pass: the nodes free of the group often fall short on
-    # another column than the one compared in C)
+    # (and the other columns' figures with their thresholds, compared where
+    # a block's bounds pass: the nodes free of the group often fall short
+    # on another column than the one compared in C)
     figured: Optional[Tuple[List[int], List[Tuple[List[float], float]]]] = None
     if groups:
         shut = apart[1] if apart is not None else min(groups)
@@ -265,12 +265,12 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         near = [pair for pair in sieve[:NEAR] if pair[0] in dense]
         known = nodes.away.get(shut)
         if known is not None:
-            figured = _figured(known, near, len(blocks))
-            if figured[1]:
-                first_figures, first_least = figured[1][0]
-                kept = (figured[0], first_figures, first_least)
-            else:
-                figured = None  # (no column of the sieve has figures)
+            seen, found = _figured(known, near, len(blocks))
+            if found:  # (else no column of the sieve has figures)
+                first_figures, first_least = found[0]
+                kept = (seen, first_figures, first_least)
+                if len(found) > 1:
+                    figured = (seen, found[1:])
     looked = False  # (some block was looked inside)
     asked = False  # (whether the tops were asked, at the first short block)
     if least > nodes.tops[lead]:
