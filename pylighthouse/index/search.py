@@ -40,7 +40,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    resources first: see
    :meth:`~.blocks.Block.holding`; for a sieve led by a sparse column,
    over the block's nodes having its resource), the pair that turned
-   the last node away compared first;
+   away the last node turned away in the blocks before compared first;
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group: a search that steps over many such
    nodes one by one has the class make the group's column for the next
@@ -284,6 +284,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     refused.stamped = True
     if plain is not None:
         plain.stamped = True
+    missed: Any = None  # (the column that turned the last node away)
     stepped = 0  # (nodes passed over one by one for a group)
     failed = 0  # (nodes passing the first column, short on another)
     reached = 0  # (nodes passing every column compared)
@@ -399,10 +400,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             for key, threshold in inner:
                 if cols[key][position] < threshold:
                     # (the column that turned this node away is compared
-                    # first at the next)
+                    # first in the next block: moved once a block, not at
+                    # every node turned away)
                     failed += 1
-                    if key is not inner[0][0]:
-                        _to_front(inner, key)
+                    missed = key
                     break
             else:
                 reached += 1
@@ -422,6 +423,10 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                     nodes.stepped = stepped
                     return slot
                 nodes.denied += 1  # (on a resource the sieve lacks, mostly)
+        if missed is not None:
+            if missed is not inner[0][0]:
+                _to_front(inner, missed)
+            missed = None
         if failed >= MISLED and failed > 2 * reached:
             # (most nodes passing the first column fell short on another,
             # many of them: the caller may have the shape's sieves led by
