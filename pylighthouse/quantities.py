@@ -86,6 +86,29 @@ def _made(kind: type, value: Any, quantity: Decimal) -> None:
     _MADE[kind, value] = quantity
 
 
+#: Floats of the decimals converted by :func:`floats_of`: requirements share
+#: their Decimal objects (see :data:`_MADE`), whose hash each keeps, so a
+#: float is found again in one lookup where converting it anew formats and
+#: parses the decimal. Bounded as :data:`_MADE` is. (Equal decimals, such
+#: as 1 and 1.0, have the same float.)
+_FLOATS: Dict[Decimal, float] = {}
+
+
+def floats_of(quantities: Mapping[str, Decimal]) -> Dict[str, float]:
+    """``quantities`` with each value as the nearest float (as ``float``
+    gives it). O(len(quantities)) lookups."""
+    known = _FLOATS
+    made = {}
+    for key, value in quantities.items():
+        number = known.get(value)
+        if number is None:
+            if len(known) >= _MADE_LIMIT:
+                known.clear()
+            number = known[value] = float(value)
+        made[key] = number
+    return made
+
+
 def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     """Return ``value`` as an exact :class:`~decimal.Decimal`.
 

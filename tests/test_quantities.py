@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
 from pylighthouse import InvalidInputError, InvalidTypeError
-from pylighthouse.quantities import (from_json_quantity, to_json_quantity, to_number,
-                                     to_quantities, to_quantity)
+from pylighthouse import quantities
+from pylighthouse.quantities import (floats_of, from_json_quantity, to_json_quantity,
+                                     to_number, to_quantities, to_quantity)
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -115,3 +116,20 @@ def test_to_quantities_reads_each_float_as_to_quantity_does(value):
         return
     got = to_quantities({"cpu": value}, "workload 'w'", "requirements", False)["cpu"]
     assert str(got) == str(expected) and got == expected
+
+
+@given(st.lists(st.decimals(allow_nan=False), min_size=1, max_size=20))
+def test_floats_of_gives_what_float_gives_however_often_asked(values):
+    # (asked twice: the second answer comes from the table of floats made)
+    asked = {f"r{at}": value for at, value in enumerate(values)}
+    for _ in range(2):
+        assert floats_of(asked) == {key: float(value) for key, value in asked.items()}
+
+
+def test_floats_of_equal_decimals_of_other_exponents_and_a_full_table():
+    assert floats_of({"a": Decimal("1.50")}) == {"a": 1.5}
+    assert floats_of({"a": Decimal("1.5000")}) == {"a": 1.5}
+    for number in range(quantities._MADE_LIMIT + 10):
+        floats_of({"n": Decimal(number) / 7})
+    assert len(quantities._FLOATS) <= quantities._MADE_LIMIT
+    assert floats_of({"x": Decimal(10) / 7}) == {"x": float(Decimal(10) / 7)}

@@ -39,7 +39,7 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
                     Protocol, Sequence, Tuple)
 
 from ..model import Workload
-from ..quantities import ZERO
+from ..quantities import ZERO, floats_of
 from .blocks import BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Cursor, Floor, NodeClass
 from . import plans
 from .columns import GroupColumn
@@ -516,8 +516,7 @@ class NodeIndex:
                         refused.sieve = entry.last_sieve
                     else:
                         if floats is None:
-                            floats = {key: float(value)
-                                      for key, value in workload.requirements.items()}
+                            floats = floats_of(workload.requirements)
                         refused.sieve = entry.last_sieve = entry.sieve(
                             floats, self._ordering is None)
                         entry.last = needed
@@ -775,8 +774,7 @@ def floor_run(nodes: NodeClass, entry: Entry, shape: Shape, needed: Tuple[Decima
         floor.countdown -= 1
     else:
         if record.made_by != entry.serial:
-            record.sieve = entry.sieve({key: float(value)
-                                        for key, value in zip(shape[0], floor.needed)})
+            record.sieve = entry.sieve(floats_of(dict(zip(shape[0], floor.needed))))
             record.made_by = entry.serial
         stamps = record.stamps
         missing = len(nodes.blocks) - len(stamps)
