@@ -2,12 +2,19 @@
 
 It shares no code with pylighthouse. Quantities are Fractions (exact), with
 the floats +inf and -inf for unlimited resources and wards. Every operation
-scans every node: clarity over speed.
+scans every node: clarity over speed. The one thing remembered is each
+node's place in a sorted order (:meth:`Reference.sorted_by`), because
+scoring every node at every placement made the differential tests minutes
+long; with :data:`CHECK` set, every order is also made by the literal sort
+and must be the same.
 """
 from fractions import Fraction
 from math import inf, isinf
 
 UNDEFINED = "undefined"
+#: When true, :meth:`Reference.sorted_by` sorts every node anew as well and
+#: asserts both orders are the same (tests/test_reference.py sets it).
+CHECK = False
 
 
 def exact(value):
@@ -34,6 +41,7 @@ class Machine:
         self.remaining = dict(self.capacity)
         self.loads = []  # Load objects, in placement order
         self.cordoned = False
+        self.changes = 0  # how many times ``remaining`` changed (put, take)
 
 
 def fits(machine, load):
@@ -72,6 +80,8 @@ class Reference:
         self.machines = []
         self.cursor = 0
         self.where = {}  # workload name -> Machine, in placement order
+        self.keys = {}  # Machine -> (its changes, its sort key), see sorted_by
+        self.last = None  # the last sorted order, see sorted_by
         self.add(nodes)
 
     # -- node order (SPEC, "Strategies: node order for one placement")
@@ -83,7 +93,29 @@ class Reference:
                 return []
             start = self.cursor % len(self.machines)
             return self.machines[start:] + self.machines[:start]
-        return sorted(self.machines, key=lambda m: node_key(self.rubric, m))
+        return self.sorted_by(lambda machine: node_key(self.rubric, machine))
+
+    def sorted_by(self, key):
+        """``sorted(self.machines, key=key)``, for a ``key`` unique to each
+        machine that changes only when the machine's ``remaining`` changes
+        (put, take) or the list of machines does (add, remove): a machine's
+        key is remembered until then, and the last order (nearly sorted
+        already, as one placement moves one machine) is what gets sorted.
+        Keys being unique, the result does not depend on the order sorted."""
+        def remembered(machine):
+            kept = self.keys.get(machine)
+            if kept is None or kept[0] != machine.changes:
+                kept = self.keys[machine] = (machine.changes, key(machine))
+            return kept[1]
+        self.last = sorted(self.machines if self.last is None else self.last, key=remembered)
+        if CHECK:
+            assert self.last == sorted(self.machines, key=key)
+        return self.last
+
+    def forget_order(self):
+        """The list of machines changed: no remembered key or order holds."""
+        self.keys = {}
+        self.last = None
 
     def sequence(self, loads):
         if self.strategy == "BinPack":
@@ -106,6 +138,7 @@ class Reference:
     def put(self, machine, load):
         for key, needed in load.requirements.items():
             machine.remaining[key] = machine.remaining[key] - needed
+        machine.changes += 1
         machine.loads.append(load)
         self.where[load.name] = machine
         if self.strategy == "RoundRobin":
@@ -117,6 +150,7 @@ class Reference:
         machine.loads.remove(load)
         for key, needed in load.requirements.items():
             machine.remaining[key] = machine.remaining[key] + needed
+        machine.changes += 1
         return machine, load
 
     # -- the operations
@@ -147,6 +181,7 @@ class Reference:
 
     def add(self, nodes):
         self.machines.extend(Machine(spec) for spec in nodes)
+        self.forget_order()
 
     def machine(self, name):
         return next(m for m in self.machines if m.name == name)
@@ -181,6 +216,7 @@ class Reference:
             if index < self.cursor:
                 self.cursor -= 1
             del self.machines[index]
+        self.forget_order()
         return self.place_call(displaced, False)
 
     # -- what tests compare

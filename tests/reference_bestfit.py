@@ -36,12 +36,20 @@ def room_score(machine, rubric):
     return (0, total)
 
 
-def dominant_share(load, machines):
-    """The largest fraction of the cluster's largest capacity the load needs."""
+def largest_capacities(machines):
+    """Per resource, the largest capacity of it among ``machines``."""
     largest = {}
     for machine in machines:
         for key, capacity in machine.capacity.items():
             largest[key] = max(largest.get(key, capacity), capacity)
+    return largest
+
+
+def dominant_share(load, machines, largest=None):
+    """The largest fraction of the cluster's largest capacity the load needs
+    (``largest``: :func:`largest_capacities` of ``machines``, if known)."""
+    if largest is None:
+        largest = largest_capacities(machines)
     shares = [Fraction(needed) / largest[key] for key, needed in load.requirements.items()
               if key in largest and 0 < largest[key] < inf]
     return max(shares, default=Fraction(0))
@@ -60,10 +68,11 @@ class BestFitReference(Reference):
             below = sum(1 for capacity in machine.capacity.values() if capacity < 0)
             tags = sum(1 for capacity in machine.capacity.values() if capacity == 0)
             return (-below, tags, room_score(machine, rubric), position[id(machine)])
-        return sorted(self.machines, key=key)
+        return self.sorted_by(key)
 
     def sequence(self, loads):
-        return sorted(loads, key=lambda load: -dominant_share(load, self.machines))
+        largest = largest_capacities(self.machines)
+        return sorted(loads, key=lambda load: -dominant_share(load, self.machines, largest))
 
     def trial(self, loads):
         """Place ``loads`` in that order; return [(load, machine)], misses."""
@@ -167,7 +176,9 @@ class BestFitReference(Reference):
         if first_missed - forced > slack:
             for load, _ in reversed(first):
                 self.take(load.name)
-            smallest = sorted(loads, key=lambda load: dominant_share(load, self.machines))
+            largest = largest_capacities(self.machines)
+            smallest = sorted(loads,
+                              key=lambda load: dominant_share(load, self.machines, largest))
             second, second_missed = self.trial(smallest)
             if second_missed < first_missed:
                 first, first_missed = second, second_missed
