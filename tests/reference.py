@@ -3,10 +3,10 @@
 It shares no code with pylighthouse. Quantities are Fractions (exact), with
 the floats +inf and -inf for unlimited resources and wards. Every operation
 scans every node: clarity over speed. The one thing remembered is each
-node's place in a sorted order (:meth:`Reference.sorted_by`), because
-scoring every node at every placement made the differential tests minutes
-long; with :data:`CHECK` set, every order is also made by the literal sort
-and must be the same.
+node's sort key, until the node changes, and the last sorted order
+(:meth:`Reference.sorted_by`), because scoring every node at every
+placement made the differential tests minutes long; with :data:`CHECK`
+set, every order is also made by the literal sort and must be the same.
 """
 from fractions import Fraction
 from math import inf, isinf
