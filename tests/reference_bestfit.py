@@ -45,11 +45,9 @@ def largest_capacities(machines):
     return largest
 
 
-def dominant_share(load, machines, largest=None):
+def dominant_share(load, largest):
     """The largest fraction of the cluster's largest capacity the load needs
-    (``largest``: :func:`largest_capacities` of ``machines``, if known)."""
-    if largest is None:
-        largest = largest_capacities(machines)
+    (``largest``: :func:`largest_capacities` of the cluster's machines)."""
     shares = [Fraction(needed) / largest[key] for key, needed in load.requirements.items()
               if key in largest and 0 < largest[key] < inf]
     return max(shares, default=Fraction(0))
@@ -72,7 +70,7 @@ class BestFitReference(Reference):
 
     def sequence(self, loads):
         largest = largest_capacities(self.machines)
-        return sorted(loads, key=lambda load: -dominant_share(load, self.machines, largest))
+        return sorted(loads, key=lambda load: -dominant_share(load, largest))
 
     def trial(self, loads):
         """Place ``loads`` in that order; return [(load, machine)], misses."""
@@ -177,8 +175,7 @@ class BestFitReference(Reference):
             for load, _ in reversed(first):
                 self.take(load.name)
             largest = largest_capacities(self.machines)
-            smallest = sorted(loads,
-                              key=lambda load: dominant_share(load, self.machines, largest))
+            smallest = sorted(loads, key=lambda load: dominant_share(load, largest))
             second, second_missed = self.trial(smallest)
             if second_missed < first_missed:
                 first, first_missed = second, second_missed

@@ -26,7 +26,7 @@ from pylighthouse.index import nodes as index_nodes
 from pylighthouse.problem import build_distributor, load_problem, solve
 from instances import RUBRICS, batches, clusters, operations
 from reference import Load
-from reference_bestfit import BestFitReference, dominant_share
+from reference_bestfit import BestFitReference, dominant_share, largest_capacities
 from pylighthouse import bestfit
 from pylighthouse.bestfit import RARE, SHARES
 from test_differential import assert_same_state, run, step_both
@@ -401,7 +401,8 @@ def trials_in_four_orders(twin, specs):
     """The twin's (placements, misses) placing ``specs`` largest first,
     smallest first, as given and reversed, each from the same state."""
     loads = [Load(spec) for spec in specs]
-    smallest = sorted(loads, key=lambda load: dominant_share(load, twin.machines))
+    largest = largest_capacities(twin.machines)
+    smallest = sorted(loads, key=lambda load: dominant_share(load, largest))
     for order in (twin.sequence(loads), smallest, loads, loads[::-1]):
         placed, missed = twin.trial(order)
         for load, _ in reversed(placed):
