@@ -470,6 +470,114 @@ def test_holders_gathered_once_serve_workloads_asking_for_fewer_names(strategy, 
     assert any(len(shapes) == 1 for shapes in gathered.values())
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+@pytest.mark.parametrize("seed", range(4))
+def test_workloads_whose_few_holders_are_checked_alone(strategy, seed):
+    # Kinds of device among forty, three a node, cpu before memory on half
+    # of the nodes and after it on the others: a pair of kinds sits on a
+    # node or two, or none. Every node lacks one of the pair but those few,
+    # which are checked alone (no layout is counted on): their refusals
+    # (short of cpu or memory, each with its own most left, or a ward not
+    # tolerated) go with the nodes lacking a kind and the cordoned ones,
+    # by count, then by the first node in order. A few nodes list their
+    # kinds first, in no layout: they are checked alone for every workload
+    # and add to the count of nodes lacking a kind. Some workloads have a
+    # holder that takes them, so they fit somewhere. The lines are those
+    # of explaining node by node.
+    rng = random.Random(seed)
+    nodes = []
+    for index in range(240):
+        resources = {"cpu": rng.randint(0, 6), "mem": rng.randint(0, 12)}
+        if index % 2:  # (memory before cpu: two layouts at least)
+            resources = dict(reversed(list(resources.items())))
+        if index % 7 == 0:
+            resources["dedicated"] = float("-inf")
+        for kind in sorted(rng.sample(range(40), 3)):
+            resources[f"dev-{kind:02d}"] = rng.randint(1, 3)
+        if index % 80 == 1:  # (kinds first: a node of no layout, checked alone)
+            resources = dict(reversed(list(resources.items())))
+        nodes.append({"name": f"n{index:03d}", "resources": resources})
+    distributor = build(strategy, nodes, {"cpu": 1})
+    for index in rng.sample(range(240), 6):
+        distributor.cordon(f"n{index:03d}")
+    holders = {}
+    for node in nodes:
+        kinds = [key for key in node["resources"] if key.startswith("dev")]
+        for first in kinds:
+            for second in kinds:
+                if first < second:
+                    holders.setdefault((first, second), []).append(node["name"])
+    pairs = sorted(holders)
+    probes = []
+    for index in range(300):
+        if rng.random() < 0.6:
+            first, second = rng.choice(pairs)
+        else:
+            first, second = sorted(rng.sample([f"dev-{kind:02d}" for kind in range(40)], 2))
+        requirements = {"cpu": rng.randint(1, 7), "mem": rng.randint(1, 13),
+                        first: 1, second: rng.randint(1, 2)}
+        if rng.random() < 0.3:
+            requirements = dict(reversed(list(requirements.items())))
+        probe = {"name": f"p{index}", "requirements": requirements}
+        if rng.random() < 0.2:
+            probe["immunities"] = ["dedicated"]
+        probes.append(probe)
+    alone = []
+    real = nowhere._few_line
+
+    def few_line(load, apart, *rest):
+        alone.append(len(apart))
+        return real(load, apart, *rest)
+
+    with mock.patch.object(nowhere, "_few_line", few_line):
+        lines = lines_of(distributor, probes)
+    assert lines == expected_lines(distributor, probes)
+    # (the path was taken, with none, one and several nodes checked alone,
+    # and some lines count nodes checked alone that refuse for different
+    # reasons, or two for one reason)
+    assert len(alone) > 200 and {0, 1, 2} <= set(alone)
+    assert any(line is None for line in lines) and sum(line is not None for line in lines) > 150
+    assert any(line is not None and " cordoned" in line and line.count("insufficient") >= 2
+               for line in lines)
+    assert any(line is not None and "not tolerated" in line and "insufficient" in line
+               for line in lines)
+
+
+def test_nodes_checked_alone_count_from_their_own_place_in_order():
+    # Two layouts (memory before cpu, cpu before memory) and two nodes of
+    # no layout ahead of them; the workload asks for two kinds no node of
+    # a layout has together, but the last: a0, in no layout, and three
+    # nodes of the second lack dev-q, tied with the four of the first
+    # lacking dev-p, and a0 comes first in order; a1 (no layout) and e0
+    # (the last) are short of cpu, tied with the two cordoned nodes, and
+    # a1 comes before those.
+    nodes = [{"name": "a0", "resources": {"dev-p": 1, "cpu": 2, "mem": 4}},
+             {"name": "a1", "resources": {"dev-p": 1, "dev-q": 1, "cpu": 2, "mem": 4}}]
+    nodes += [{"name": f"c{i}", "resources": {"mem": 4, "cpu": 4, "dev-q": 1}} for i in range(6)]
+    nodes += [{"name": f"d{i}", "resources": {"cpu": 4, "mem": 4, "dev-p": 1}} for i in range(3)]
+    nodes.append({"name": "e0", "resources": {"cpu": 1, "mem": 4, "dev-p": 1, "dev-q": 1}})
+    distributor = lighthouse.PrioritizedDistributor.from_list(nodes)
+    distributor.cordon("c4")
+    distributor.cordon("c5")
+    # (the second asks for the most of each: every quantity can refuse)
+    probes = [{"name": "w", "requirements": {"cpu": 3, "mem": 1, "dev-p": 1, "dev-q": 1}},
+              {"name": "big", "requirements": {"cpu": 9, "mem": 9, "dev-p": 9, "dev-q": 9}}]
+    alone = []
+    real = nowhere._few_line
+
+    def few_line(load, apart, lacking, singles, *rest):
+        alone.append((apart, [position for position, _ in singles]))
+        return real(load, apart, lacking, singles, *rest)
+
+    with mock.patch.object(nowhere, "_few_line", few_line):
+        lines = lines_of(distributor, probes)
+    assert lines[0] == expected_lines(distributor, probes)[0] == (
+        "0/12 nodes fit: 4 missing resource dev-q, 4 missing resource dev-p, "
+        "2 insufficient cpu (needs 3, most left 2), 2 cordoned")
+    assert lines == expected_lines(distributor, probes)
+    assert alone[0] == ([11], [0, 1])
+
+
 def merged_by_walking(first, second):
     """The merge of two orders of names that agree on their shared names, as
     a walk along both: the names of ``first`` up to the next shared one,
