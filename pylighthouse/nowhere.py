@@ -930,15 +930,16 @@ def _few_line(load: Workload, apart: List[int], lacking: _Lacking,
         entries.append((number, first, f"{number} " + shortfall(
             resource, words.number(requirements[resource]), words.number(most))
             if kind == INSUFFICIENT else words.part(kind, resource, number)))
-    entries.sort(key=_BY_COUNT)
+    entries.sort(key=_by_count)
     return one_line(0, 0, total, [text for _, _, text in entries])
 
 
 def _by_count(entry: Tuple[int, int, str]) -> Tuple[int, int]:
+    """The order of a line's parts: the most refusals first, then the
+    first node in order."""
     return -entry[0], entry[1]
 
 
-_BY_COUNT = _by_count
 _FIRST = itemgetter(0)
 
 
