@@ -39,8 +39,7 @@ of the layouts' nodes (one kind of device among hundreds), they are
 counted as one layout of their own from the second workload asking for
 the same names on (:meth:`_Lacking.gather`). Where no layout is left to
 count on (every node lacks a resource asked for but those few), the line
-is written at once from the refusals for want of a resource, kept per
-names asked, and those of the nodes checked alone (:func:`_few_line`).
+is counted at once, not looked up among the lines kept for sharing.
 
 Workloads that ask for the same resources, are immune to the same and fall
 at the same place of every sorted column they are counted on share their
@@ -63,7 +62,7 @@ from bisect import bisect_left, bisect_right
 from heapq import heapify, heappop, heappush
 from decimal import Decimal
 from itertools import combinations, compress, count, repeat
-from operator import and_, eq, gt, itemgetter, lt, or_
+from operator import and_, eq, gt, lt, or_
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .explain import one_line, shortfall
@@ -607,7 +606,7 @@ class _Lacking:
     set of names asked, O(R) operations on N bits once."""
 
     __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
-                 "everywhere", "order", "made", "words")
+                 "everywhere", "order", "made")
 
     def __init__(self, layouts: List[_Layout], asked: Set[str], order: Order) -> None:
         self.asked = asked
@@ -619,8 +618,6 @@ class _Lacking:
         # (the layouts gathered, per their nodes and the immunities they
         # were gathered for: see :meth:`gather`)
         self.made: Dict[Any, List[_Layout]] = {}
-        # (per names asked: :meth:`wanting`)
-        self.words: Dict[Tuple[str, ...], List[Tuple[int, int, str, str]]] = {}
         self.masks = []
         having: Dict[str, int] = {}
         nodes = 0
@@ -669,17 +666,6 @@ class _Lacking:
             else:
                 found = (refusals, [at for at, mask in enumerate(self.masks) if left & mask], [])
             self.known[names] = found
-        return found
-
-    def wanting(self, names: Tuple[str, ...],
-                words: "_Words") -> List[Tuple[int, int, str, str]]:
-        """The refusals for want of one of ``names`` (see :meth:`of`) as
-        (how many, first position, resource, words). O(1) again for the
-        same names."""
-        found = self.words.get(names)
-        if found is None:
-            found = self.words[names] = [(number, first, key, words.part(MISSING, key, number))
-                                         for key, number, first in self.of(names)[0]]
         return found
 
     def gather(self, load: Workload, names: Tuple[str, ...],
@@ -795,9 +781,10 @@ def _line(load: Workload, layouts: List[_Layout],
         wanting, live, apart = lacking.of(tuple(requirements))
         if not live:
             # (no layout is counted on: every node lacks a resource asked
-            # for, but the few having them all, each checked alone: two
-            # kinds of device among hundreds)
-            return _few_line(load, apart, lacking, singles, cordoned, total, words)
+            # for but the few having them all, each checked alone, as for
+            # two kinds of device among hundreds; such lines are rarely
+            # shared, and cost less to count than to key for sharing)
+            kept = None
         layouts = [layouts[at] for at in live]
         if apart and not _refused_alone(
                 load, [(position, lacking.order[position][1]) for position in apart], reasons):
@@ -881,66 +868,6 @@ def _line(load: Workload, layouts: List[_Layout],
     if kept is not None:
         kept[known] = parts
     return _written(parts, requirements, total, words)
-
-
-def _few_line(load: Workload, apart: List[int], lacking: _Lacking,
-              singles: List[Tuple[int, Mapping[str, Decimal]]], cordoned: List[int],
-              total: int, words: _Words) -> Optional[str]:
-    """:func:`_line` where no layout is counted on: the refusals for want
-    of a resource asked for (kept per names asked, see
-    :meth:`_Lacking.wanting`), the cordoned nodes and those of the nodes
-    checked alone: the few having every resource asked (``apart``, by
-    position) and the nodes of no layout (``singles``); ``None`` as soon
-    as one of these takes ``load``. The same counts, order and words as
-    :func:`_line`'s tally. O(R) for R resources asked, and one check per
-    node checked alone."""
-    requirements = load.requirements
-    order = lacking.order
-    # (per kind and resource: how many, first position, most left)
-    found: Dict[Tuple[str, str], List[Any]] = {}
-    alone = [(at, order[at][1]) for at in apart]
-    if singles:
-        alone.extend(singles)
-        alone.sort(key=_FIRST)
-    for position, remaining in alone:  # (in order: the first of as much stays)
-        refusal = first_refusal(remaining, load)
-        if refusal is None:
-            return None
-        kind, resource, _, left = refusal
-        known = found.get((kind, resource))
-        if known is None:
-            found[kind, resource] = [1, position, left]
-            continue
-        known[0] += 1
-        if kind == INSUFFICIENT and left > known[2]:
-            known[2] = left
-    # (how many, first position, words: the first positions are those of
-    # distinct nodes, so no two entries tie)
-    entries: List[Tuple[int, int, str]] = []
-    for number, first, key, text in lacking.wanting(tuple(requirements), words):
-        more = found.pop((MISSING, key), None) if found else None
-        if more is not None:  # (nodes of no layout lacking it too)
-            number += more[0]
-            first = min(first, more[1])
-            text = words.part(MISSING, key, number)
-        entries.append((number, first, text))
-    if cordoned:
-        entries.append((len(cordoned), cordoned[0], words.part(CORDONED, "", len(cordoned))))
-    for (kind, resource), (number, first, most) in found.items():
-        entries.append((number, first, f"{number} " + shortfall(
-            resource, words.number(requirements[resource]), words.number(most))
-            if kind == INSUFFICIENT else words.part(kind, resource, number)))
-    entries.sort(key=_by_count)
-    return one_line(0, 0, total, [text for _, _, text in entries])
-
-
-def _by_count(entry: Tuple[int, int, str]) -> Tuple[int, int]:
-    """The order of a line's parts: the most refusals first, then the
-    first node in order."""
-    return -entry[0], entry[1]
-
-
-_FIRST = itemgetter(0)
 
 
 def _refused_alone(load: Workload, nodes: Sequence[Tuple[int, Mapping[str, Decimal]]],

@@ -1,6 +1,7 @@
 """The lines of workloads that fit nowhere, counted a column of nodes at a
 time (pylighthouse.nowhere), against the explanations of explain_all."""
 import random
+from contextlib import contextmanager
 from decimal import Decimal
 from unittest import mock
 
@@ -470,6 +471,25 @@ def test_holders_gathered_once_serve_workloads_asking_for_fewer_names(strategy, 
     assert any(len(shapes) == 1 for shapes in gathered.values())
 
 
+@contextmanager
+def counted_without_layouts():
+    """Per line counted with no layout to count on (every node lacks a
+    resource asked for but a few having them all): the positions of those
+    few and of the nodes of no layout, both checked alone."""
+    seen = []
+    real = nowhere._line
+
+    def line(load, layouts, singles, cordoned, total, kept, words, lacking=None):
+        if lacking is not None:
+            _, live, apart = lacking.of(tuple(load.requirements))
+            if not live:
+                seen.append((apart, [position for position, _ in singles]))
+        return real(load, layouts, singles, cordoned, total, kept, words, lacking)
+
+    with mock.patch.object(nowhere, "_line", line):
+        yield seen
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
 @pytest.mark.parametrize("seed", range(4))
 def test_workloads_whose_few_holders_are_checked_alone(strategy, seed):
@@ -522,15 +542,9 @@ def test_workloads_whose_few_holders_are_checked_alone(strategy, seed):
         if rng.random() < 0.2:
             probe["immunities"] = ["dedicated"]
         probes.append(probe)
-    alone = []
-    real = nowhere._few_line
-
-    def few_line(load, apart, *rest):
-        alone.append(len(apart))
-        return real(load, apart, *rest)
-
-    with mock.patch.object(nowhere, "_few_line", few_line):
+    with counted_without_layouts() as seen:
         lines = lines_of(distributor, probes)
+    alone = [len(apart) for apart, _ in seen]
     assert lines == expected_lines(distributor, probes)
     # (the path was taken, with none, one and several nodes checked alone,
     # and some lines count nodes checked alone that refuse for different
@@ -562,14 +576,7 @@ def test_nodes_checked_alone_count_from_their_own_place_in_order():
     # (the second asks for the most of each: every quantity can refuse)
     probes = [{"name": "w", "requirements": {"cpu": 3, "mem": 1, "dev-p": 1, "dev-q": 1}},
               {"name": "big", "requirements": {"cpu": 9, "mem": 9, "dev-p": 9, "dev-q": 9}}]
-    alone = []
-    real = nowhere._few_line
-
-    def few_line(load, apart, lacking, singles, *rest):
-        alone.append((apart, [position for position, _ in singles]))
-        return real(load, apart, lacking, singles, *rest)
-
-    with mock.patch.object(nowhere, "_few_line", few_line):
+    with counted_without_layouts() as alone:
         lines = lines_of(distributor, probes)
     assert lines[0] == expected_lines(distributor, probes)[0] == (
         "0/12 nodes fit: 4 missing resource dev-q, 4 missing resource dev-p, "
