@@ -15,7 +15,7 @@ import functools
 import json
 import re
 from decimal import Decimal
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Type, Union
 
 import attr
 
@@ -25,7 +25,7 @@ from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
 from .explain import shape_of
-from .model import Node, Workload, valid_unicode
+from .model import Node, Workload, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
 
@@ -412,18 +412,35 @@ def _plain_problem(data: Any) -> Optional[Problem]:
                     key: from_json_quantity(value, "") if type(value) is str else value
                     for key, value in resources.items()})
             plain_nodes.append(item)
-        for item in loads:
-            if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
-                    or not _plain_map(item.get("requirements", _NO_REQUIREMENTS),
-                                      _REQUIREMENT_VALUES):
-                return None
+        built_loads = []
+        # (the ids of the requirement maps whose keys are valid Unicode: the
+        # model hands equal maps out as one object, which the workloads
+        # built keep alive)
+        vetted: Set[int] = set()
+        for index, item in enumerate(loads):
+            # (the model's quick builder checks the usual workload once; what
+            # the reader asks beyond it is looked at after)
+            load = _quick_workload(item)
+            if load is None:
+                if type(item) is not dict or not item.keys() <= _PLAIN_WORKLOAD_KEYS \
+                        or not _plain_map(item.get("requirements", _NO_REQUIREMENTS),
+                                          _REQUIREMENT_VALUES):
+                    return None
+                load = Workload.from_dict(item, f"workloads[{index}]")
+            else:
+                requirements = load.requirements
+                if id(requirements) not in vetted:
+                    if not all(map(str.isascii, requirements)) \
+                            and not all(map(valid_unicode, requirements)):
+                        return None
+                    vetted.add(id(requirements))
             # (most workloads name no immunities or groups: only those
             # given are looked at)
             for field in _NAMES_FIELDS:
                 if field in item and not _plain_names(item[field]):
                     return None
+            built_loads.append(load)
         built_nodes = Node.from_list(plain_nodes)
-        built_loads = Workload.from_list(loads)
     except LighthouseException:
         return None
     # Quantities out of the format's range were refused by the model above.

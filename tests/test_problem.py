@@ -365,6 +365,9 @@ def test_a_schema_key_is_accepted_and_ignored():
      'nodes[0].resources["c\\udfffpu"]'),
     ('{"nodes": [], "workloads": [{"id": "w", "aversion_groups": ["\\udc00"]}]}',
      "workloads[0].aversion_groups[0]"),
+    ('{"nodes": [], "workloads": [{"name": "w", "requirements": {"cpu": 1}}, '
+     '{"name": "v", "requirements": {"g\\ud800pu": 1}}]}',
+     'workloads[1].requirements["g\\ud800pu"]'),
 ])
 def test_names_must_be_valid_unicode(text, path):
     with pytest.raises(InvalidInputError, match="lone surrogate") as caught:
@@ -462,3 +465,16 @@ def test_the_quick_path_declines_what_the_reader_refuses():
 
     check()
     assert refused  # the hostile documents did reach the reader's refusals
+
+
+def test_the_quick_path_takes_names_of_any_valid_unicode_and_no_lone_surrogate():
+    good = {"nodes": [{"name": "n", "resources": {"gpü": 2, "cpu": 4}}],
+            "workloads": [{"name": "w", "requirements": {"gpü": 1}},
+                          {"name": "v", "requirements": {"gpü": 1}, "immunities": ["☃"]}]}
+    expected, quick = _reader_and_quick(good)
+    assert expected is not None and quick == expected
+    for field, value in [("requirements", {"cpu": 1, "g\ud800": 1}),
+                         ("immunities", ["\udfff"]), ("aversion_groups", ["a", "\ud83d"])]:
+        bad = copy.deepcopy(good)
+        bad["workloads"][1][field] = value
+        assert _reader_and_quick(bad) == (None, None), field
