@@ -41,6 +41,17 @@ the same names on (:meth:`_Lacking.gather`). Where no layout is left to
 count on (every node lacks a resource asked for but those few), the line
 is counted at once, not looked up among the lines kept for sharing.
 
+Where most nodes have names of their own (the open nodes have more sets
+of names than one per :data:`DISTINCT` nodes, as with a few kinds of
+device among hundreds), grouping them into layouts costs more than it
+saves: when every workload of the batch can be counted so, no layout is
+made (:func:`_direct`). The nodes lacking a resource are counted over every
+open node at once, as above, and the nodes having every resource a
+workload asks for, when more than :data:`DIRECT`, make layouts of their
+own per set of names asked and immunities (:meth:`_Lacking.own`), the
+first workload on: one per order of what can refuse the workload (most
+often one), and those too few to make one are checked alone.
+
 Workloads that ask for the same resources, are immune to the same and fall
 at the same place of every sorted column they are counted on share their
 line but for the quantities they need (kept per batch, up to :data:`KEPT`).
@@ -50,9 +61,10 @@ needs, so that workloads of quantities of their own mostly share one.
 A differential test holds the lines to those of
 :meth:`~pylighthouse.Distributor.explain_all`, counted both ways.
 
-Cost: O(N x R) once for N nodes (and O(P x R) to group P sets of names),
-and O(L log L) to sort a resource of a layout of L nodes the first time a
-workload is counted there; then per workload, for each layout, O(R x (log
+Cost: O(N x R) once for N nodes (and O(P x R) to group P sets of names,
+or, without layouts, O(H x R) per set of names asked for its H nodes
+having them all), and O(L log L) to sort a resource of a layout of L
+nodes the first time a workload is counted there; then per workload, for each layout, O(R x (log
 L + L / 64)) (bisections and operations on sets of L bits), or O(R)
 comparisons in C per node of a layout too large for sets of bits, or one
 check per node of the small layouts and of the few having every resource
@@ -108,6 +120,12 @@ DIRECT = 4
 #: :meth:`_Lacking.gather`) when they are at most one in this many of
 #: those layouts' nodes, or all of them.
 GATHER = 4
+#: No layouts are made (see :func:`_direct`) when the open nodes have more
+#: sets of names than one per this many nodes (most nodes bear a few kinds
+#: of device among hundreds), and each workload can be counted so. (On
+#: ``devices`` of ``benchmarks/mixes.py``, over-subscribed, 4,653 sets for
+#: 5,000 nodes; on ``kinds``, 562.)
+DISTINCT = 4
 #: Nodes of a column's sorted order between two kept sets of bits.
 STEP = 16
 #: Bytes of the sets of bits a sorted column keeps once made for a number
@@ -511,7 +529,6 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     Cost: see the module docstring.
     """
     grouped: Dict[Tuple[str, ...], Tuple[List[int], List[Mapping[str, Decimal]]]] = {}
-    cordoned: List[int] = []
     asked: Set[str] = set().union(*(load.requirements for load in loads))
     # A node's resource refuses some workload of the batch only if the node
     # has less of it left than the most a workload asks for (or zero, as
@@ -522,6 +539,24 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
         for key, needed in load.requirements.items():
             if needed > bars.get(key, ZERO):
                 bars[key] = needed
+    # A node's names: the resources that can refuse some workload of the
+    # batch, in its order.
+    names_of: List[Optional[Tuple[str, ...]]] = [
+        None if closed else
+        tuple(key for key, left in remaining.items() if left < bars.get(key, ZERO))
+        for _, remaining, closed in order]
+    cordoned = [position for position, names in enumerate(names_of) if names is None]
+    words = _Words()
+    if KEPT and BITS <= FEW and \
+            len(set(names_of)) * DISTINCT > len(order) - len(cordoned):
+        # (most nodes have names of their own, as with a few kinds of device
+        # among hundreds: grouping them into layouts would cost more than
+        # gathering, per set of names asked, the nodes having them)
+        direct = _direct(order, loads, asked, names_of)
+        if direct is not None:
+            kept_lines: Dict[Any, _Kept] = {}
+            return [_line(load, [], [], cordoned, len(order), kept_lines, words, direct)
+                    for load in loads]
     # Only the order of two names that refuse one workload matters (both
     # asked for by it, or one below zero on some node, which refuses any
     # workload not immune to it): a node's names are put in an order that
@@ -534,11 +569,9 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
                 for key, left in remaining.items() if left < ZERO}
     rank: Dict[str, int] = {}
     canonical: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
-    for position, (_, remaining, closed) in enumerate(order):
-        if closed:
-            cordoned.append(position)
+    for position, keys in enumerate(names_of):
+        if keys is None:
             continue
-        keys = tuple(key for key, left in remaining.items() if left < bars.get(key, ZERO))
         found = canonical.get(keys)
         if found is None:
             for key in keys:
@@ -546,7 +579,7 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
             found = canonical[keys] = _canonical(keys, together, negative, rank)
         positions, remainings = grouped.setdefault(found, ([], []))
         positions.append(position)
-        remainings.append(remaining)
+        remainings.append(order[position][1])
     # Sets of names whose orders agree are counted together, largest first,
     # up to :data:`BITS_MOST` nodes (a larger one alone; see :data:`TRIES`).
     merged: List[Tuple[List[str], Dict[str, int], List[Any], List[int]]] = []
@@ -588,10 +621,42 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     # (workloads that meet the nodes alike share a line: see :func:`_line`)
     kept: Optional[Dict[Any, _Kept]] = {} if KEPT and all(
         layout.refused_by is _refused_by_bits for layout in layouts) else None
-    words = _Words()
     lacking = _Lacking(layouts, asked, order) if kept is not None and len(layouts) > 1 else None
     return [_line(load, layouts, singles, cordoned, len(order), kept, words, lacking)
             for load in loads]
+
+
+def _direct(order: Order, loads: Sequence[Workload], asked: Set[str],
+            names_of: Sequence[Optional[Tuple[str, ...]]]) -> Optional["_Lacking"]:
+    """The open nodes as one :class:`_Lacking` without layouts, when every
+    workload of ``loads`` can be counted without them: at most
+    :data:`DIRECT` nodes have every resource it asks for (each checked
+    alone), or every open node has them, or at most one in :data:`GATHER`
+    does, and no more than :data:`BITS_MOST` (they are then counted as
+    layouts of their own, :meth:`_Lacking.own`). ``None`` otherwise.
+    O(N x R), and O(R) operations on sets of N bits per set of names
+    asked."""
+    lacking = _Lacking(None, asked, order)
+    lacking.names_of = names_of
+    lacking.negative = {key for names, (_, remaining, _) in zip(names_of, order)
+                        for key in names or () if remaining[key] < ZERO}
+    total = _popcount(lacking.nodes)
+    counted: Dict[Tuple[str, ...], int] = {}
+    for load in loads:
+        names = tuple(load.requirements)
+        number = counted.get(names)
+        if number is None:
+            number = counted[names] = _popcount(lacking.holders(names))
+        if number <= DIRECT:
+            continue
+        if number > BITS_MOST or number < total < number * GATHER:
+            return None
+    return lacking
+
+
+#: What :meth:`_Lacking.of` gives for the layouts to count on when, without
+#: layouts, more than :data:`DIRECT` nodes have every resource asked for.
+_MANY = [0]
 
 
 class _Lacking:
@@ -606,9 +671,10 @@ class _Lacking:
     set of names asked, O(R) operations on N bits once."""
 
     __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
-                 "everywhere", "order", "made")
+                 "everywhere", "order", "made", "direct", "gathered_own", "names_of", "negative")
 
-    def __init__(self, layouts: List[_Layout], asked: Set[str], order: Order) -> None:
+    def __init__(self, layouts: Optional[List["_Layout"]], asked: Set[str],
+                 order: Order) -> None:
         self.asked = asked
         self.order = order  # (the nodes by position: what a node checked alone has left)
         # (per names asked and immunities: see :meth:`gather`; the layout,
@@ -619,9 +685,27 @@ class _Lacking:
         # were gathered for: see :meth:`gather`)
         self.made: Dict[Any, List[_Layout]] = {}
         self.masks = []
+        # (without layouts, every open node, each workload's holders
+        # gathered from the nodes themselves: see :func:`_direct`; and
+        # their keys' order, per names asked and immunities)
+        self.direct = layouts is None
+        self.gathered_own: Dict[Any, Tuple[List[_Layout], List[int]]] = {}
+        # (set by :func:`_direct`: each node's names, see :func:`nowhere_lines`,
+        # and the names some open node has less than zero of)
+        self.names_of: Sequence[Optional[Tuple[str, ...]]] = ()
+        self.negative: Set[str] = set()
         having: Dict[str, int] = {}
         nodes = 0
-        for layout in layouts:
+        if layouts is None:
+            for position, (_, remaining, closed) in enumerate(order):
+                if closed:
+                    continue
+                bit = 1 << position
+                nodes |= bit
+                for key in remaining:
+                    if key in asked:
+                        having[key] = having.get(key, 0) | bit
+        for layout in layouts or ():
             mask = 0
             for position, remaining in zip(layout.positions, layout.remainings):
                 bit = 1 << position
@@ -663,9 +747,83 @@ class _Lacking:
                     left &= bits
             if _popcount(left) <= DIRECT:
                 found = (refusals, [], _indices(left))
+            elif self.direct:
+                found = (refusals, _MANY, [])
             else:
                 found = (refusals, [at for at, mask in enumerate(self.masks) if left & mask], [])
             self.known[names] = found
+        return found
+
+    def holders(self, names: Tuple[str, ...]) -> int:
+        """The open nodes having every one of ``names`` (as bits). O(R)
+        operations on sets of bits."""
+        left = self.nodes
+        having, everywhere = self.having, self.everywhere
+        for key in names:
+            if key not in everywhere:
+                left &= having.get(key, 0)
+        return left
+
+    def own(self, load: Workload, names: Tuple[str, ...]) -> Tuple[List[_Layout], List[int]]:
+        """Without layouts (see :func:`_direct`): the open nodes having
+        every resource ``load`` asks for (``names``), as layouts of their
+        own, and those of too few nodes to make one (fewer than
+        :data:`FEW`), to be checked alone. A node's keys are those that can
+        refuse ``load`` (not immune to): asked for, where it has less than
+        the most a workload of the batch asks, or below zero on some node
+        (see :func:`nowhere_lines`). Nodes
+        whose keys' orders agree make one layout (those of one
+        order first, then the orders in turn, each joining the first layout
+        it agrees with). Made once per names asked and immunities; the same
+        nodes made a layout for names that include these are counted on,
+        as :meth:`gather` does. O(H x R) for H nodes the first time, O(1)
+        again."""
+        key = (names, load.immunities)
+        found = self.gathered_own.get(key)
+        if found is not None:
+            return found
+        order, names_of, asked = self.order, self.names_of, set(names)
+        # (a node's names that can refuse some workload are those it has
+        # less of than the most asked, or below zero, if not asked: of
+        # them, those this one asks for, and the others, not immune to)
+        relevant = (asked | self.negative) - load.immunities
+        chains: Dict[Tuple[str, ...], List[int]] = {}
+        for position in _indices(self.holders(names)):
+            chain = tuple(filter(relevant.__contains__, names_of[position] or ()))
+            found_positions = chains.get(chain)
+            if found_positions is None:
+                chains[chain] = [position]
+            else:
+                found_positions.append(position)
+        groups: List[Tuple[List[Tuple[str, ...]], List[int], List[str]]] = []
+        for chain, positions in chains.items():
+            for members, places, keys in groups:
+                agreed = _ordered(members + [chain])
+                if agreed is not None:
+                    members.append(chain)
+                    places.extend(positions)
+                    keys[:] = agreed
+                    break
+            else:
+                groups.append(([chain], list(positions), list(chain)))
+        layouts: List[_Layout] = []
+        alone: List[int] = []
+        for _, places, keys in groups:
+            if len(places) < FEW:
+                alone.extend(places)
+                continue
+            places.sort()
+            same = self.made.setdefault((tuple(places), load.immunities), [])
+            for layout in same:
+                if layout.names.issuperset(names) and list(layout.visit(load)) == keys:
+                    break
+            else:
+                layout = _Layout(keys, [(keys, places, [order[at][1] for at in places])],
+                                 asked)
+                same.append(layout)
+            layouts.append(layout)
+        alone.sort()
+        found = self.gathered_own[key] = (layouts, alone)
         return found
 
     def gather(self, load: Workload, names: Tuple[str, ...],
@@ -785,7 +943,15 @@ def _line(load: Workload, layouts: List[_Layout],
             # two kinds of device among hundreds; such lines are rarely
             # shared, and cost less to count than to key for sharing)
             kept = None
-        layouts = [layouts[at] for at in live]
+            layouts = []
+        elif lacking.direct:  # (the nodes having them all: layouts of their own)
+            layouts, lone = lacking.own(load, tuple(requirements))
+            if lone and not _refused_alone(
+                    load, [(position, lacking.order[position][1]) for position in lone],
+                    reasons):
+                return None
+        else:
+            layouts = [layouts[at] for at in live]
         if apart and not _refused_alone(
                 load, [(position, lacking.order[position][1]) for position in apart], reasons):
             return None

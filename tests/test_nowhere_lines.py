@@ -30,17 +30,21 @@ def expected_lines(distributor, loads):
 @given(strategy=STRATEGIES, kinds=clusters(max_nodes=3), copies=st.integers(FEW, FEW + 2),
        others=st.lists(node_specs("other"), max_size=3), rubric=RUBRICS, first=batches("w"),
        probes=repeated_shapes("p"), cordon=st.lists(st.integers(0, 20), max_size=3),
-       rewrite=st.booleans(), bits=st.sampled_from([None, 1, 2, 3, 32]), data=st.data())
+       rewrite=st.booleans(), bits=st.sampled_from([None, 1, 2, 3, 32]),
+       distinct=st.sampled_from([0, nowhere.DISTINCT, 10 ** 9]), data=st.data())
 def test_counted_by_columns_equals_explaining_each_node(strategy, kinds, copies, others,
                                                         rubric, first, probes, cordon,
-                                                        rewrite, bits, data):
+                                                        rewrite, bits, distinct, data):
     # Copies of a few nodes (the same resources in the same order, some with
     # other quantities) make layouts counted by columns; the other nodes (a
     # layout of their own, mostly) are checked one by one. ``bits``: the
     # layouts are counted as sets of bits (kept every ``bits`` nodes of a
     # sorted column), as all but the largest are; else a column at a time.
+    # ``distinct`` 0: never without layouts; 10 ** 9: without them
+    # wherever every workload can be counted so.
     with mock.patch.object(nowhere, "BITS", FEW if bits else 10 ** 9), \
-            mock.patch.object(nowhere, "STEP", bits or nowhere.STEP):
+            mock.patch.object(nowhere, "STEP", bits or nowhere.STEP), \
+            mock.patch.object(nowhere, "DISTINCT", distinct):
         check_counted_lines(strategy, kinds, copies, others, rubric, first, probes, cordon,
                             rewrite, data)
 
@@ -232,11 +236,12 @@ def test_a_node_checked_alone_adds_to_the_count_of_a_layout(counting):
        counting=st.sampled_from(["columns", "bits", "bits-small"]),
        joins=st.sampled_from([0, 1, nowhere.JOINS]),
        direct=st.sampled_from([0, 1, nowhere.DIRECT, 10 ** 9]),
-       gather=st.sampled_from([1, nowhere.GATHER]), data=st.data())
+       gather=st.sampled_from([1, nowhere.GATHER]),
+       distinct=st.sampled_from([0, nowhere.DISTINCT, 10 ** 9]), data=st.data())
 def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds, shuffle,
                                                          copies, first, shapes, steps,
                                                          counting, joins, direct, gather,
-                                                         data):
+                                                         distinct, data):
     # Nodes of several sets of resource names, each in an order of its own
     # (some orders disagree), counted together where their orders allow;
     # workloads of a few shapes, each with quantities of its own drawn from
@@ -246,7 +251,8 @@ def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds
     # ``DIRECT``: up to how many nodes of a layout having every resource
     # asked (others lacking one) are checked one by one; ``GATHER`` 1: the
     # nodes having every resource asked counted as a layout of their own
-    # wherever some lack one.
+    # wherever some lack one; ``DISTINCT`` 0: never without layouts, 10 **
+    # 9: without them wherever every workload can be counted so.
     nodes = []
     for copy in range(copies):
         for index, kind in enumerate(kinds):
@@ -273,6 +279,7 @@ def test_nodes_of_several_sets_of_names_counted_together(strategy, rubric, kinds
             mock.patch.object(nowhere, "JOINS", joins), \
             mock.patch.object(nowhere, "DIRECT", direct), \
             mock.patch.object(nowhere, "GATHER", gather), \
+            mock.patch.object(nowhere, "DISTINCT", distinct), \
             mock.patch.object(nowhere, "KEPT", data.draw(st.sampled_from([1, nowhere.KEPT]))):
         assert lines_of(distributor, probes) == expected_lines(distributor, probes)
 
@@ -375,11 +382,16 @@ def test_kinds_of_device_in_layouts_of_their_own(strategy, seed):
         return found
 
     with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2), \
+            mock.patch.object(nowhere, "DISTINCT", 0), \
             mock.patch.object(nowhere._Lacking, "of", of):
         lines = lines_of(distributor, probes)
     assert lines == expected_lines(distributor, probes)
     assert any(line is not None and "missing resource dev" in line for line in lines)
     assert skipped and max(skipped) > 0
+    # (and without layouts, the nodes having both kinds gathered per pair)
+    with without_layouts() as taken:
+        assert lines_of(distributor, probes) == lines
+    assert taken == [True]
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
@@ -422,6 +434,7 @@ def test_holders_of_a_kind_counted_as_a_layout_of_their_own(strategy, seed, dire
     with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2), \
             mock.patch.object(nowhere, "DIRECT", direct), \
             mock.patch.object(nowhere, "GATHER", gather), \
+            mock.patch.object(nowhere, "DISTINCT", 0), \
             mock.patch.object(nowhere._Lacking, "gather", gather_):
         lines = lines_of(distributor, probes)
     assert lines == expected_lines(distributor, probes)
@@ -462,13 +475,99 @@ def test_holders_gathered_once_serve_workloads_asking_for_fewer_names(strategy, 
 
     # (a kind sits on about one node in four here: gathered from one in two)
     with mock.patch.object(nowhere, "BITS", FEW), mock.patch.object(nowhere, "STEP", 2), \
-            mock.patch.object(nowhere, "GATHER", 2), \
+            mock.patch.object(nowhere, "GATHER", 2), mock.patch.object(nowhere, "DISTINCT", 0), \
             mock.patch.object(nowhere._Lacking, "gather", gather_):
         lines = lines_of(distributor, probes)
     assert lines == expected_lines(distributor, probes)
     assert sum(line is not None for line in lines) > 8
     assert any(len(shapes) > 1 for shapes in gathered.values())
     assert any(len(shapes) == 1 for shapes in gathered.values())
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+@pytest.mark.parametrize("seed", range(4))
+def test_nodes_of_names_of_their_own_counted_without_layouts(strategy, seed):
+    # Most nodes bear three kinds of device of sixty (names of their own,
+    # so no layouts are made): per set of names asked and immunities, the
+    # nodes having them all make layouts of their own, one per order of
+    # what can refuse the workload (kinds listed before cpu and memory on
+    # some nodes), or are checked alone when too few share an order; the
+    # layout made for cpu, memory and a kind serves workloads asking for
+    # cpu and the kind. Workloads ask for none, one or two kinds (two
+    # sit together on a few nodes, checked alone), some immune to a ward.
+    # The lines are those of explaining node by node, and those counted
+    # with layouts.
+    rng = random.Random(seed)
+    nodes = []
+    for index in range(300):
+        resources = {"cpu": rng.randint(0, 8), "mem": rng.randint(0, 16)}
+        for kind in rng.sample(range(60), 3):
+            resources[f"dev-{kind:02d}"] = rng.randint(0, 3)
+        if index % 13 == 0:
+            resources["dedicated"] = float("-inf")
+        if rng.random() < 0.1:
+            resources = dict(reversed(list(resources.items())))
+        nodes.append({"name": f"n{index:03d}", "resources": resources})
+    distributor = build(strategy, nodes, {"cpu": 1})
+    for index in rng.sample(range(300), 5):
+        distributor.cordon(f"n{index:03d}")
+    probes = []
+    for index in range(400):
+        requirements = {"cpu": rng.randint(1, 9) + rng.randint(0, 3) / 4}
+        if rng.random() < 0.7:
+            requirements["mem"] = rng.randint(1, 17) + rng.randint(0, 3) / 4
+        chance = rng.random()
+        if chance < 0.6:
+            requirements[f"dev-{rng.randrange(8):02d}"] = rng.randint(1, 4)
+        elif chance < 0.9:
+            for kind in rng.sample(range(60), 2):
+                requirements[f"dev-{kind:02d}"] = rng.randint(1, 3)
+        probe = {"name": f"p{index}", "requirements": requirements}
+        if rng.random() < 0.2:
+            probe["immunities"] = ["dedicated"]
+        probes.append(probe)
+    made = []
+    real = nowhere._Lacking.own
+
+    def own(self, load, names):
+        found = real(self, load, names)
+        made.append((names, load.immunities, tuple(map(id, found[0])), len(found[1])))
+        return found
+
+    with without_layouts() as taken, mock.patch.object(nowhere._Lacking, "own", own):
+        lines = lines_of(distributor, probes)
+    assert taken == [True]
+    assert lines == expected_lines(distributor, probes)
+    with mock.patch.object(nowhere, "DISTINCT", 0):
+        assert lines_of(distributor, probes) == lines
+    assert sum(line is not None for line in lines) > 200
+    # (layouts of their own of one order and of several, nodes checked
+    # alone among them, and one layout serving two sets of names)
+    assert any(len(layouts) == 1 for _, _, layouts, _ in made)
+    assert any(len(layouts) > 1 for _, _, layouts, _ in made)
+    assert any(alone for _, _, _, alone in made)
+    served = {}
+    for names, immunities, layouts, _ in made:
+        for layout in layouts:
+            served.setdefault(layout, set()).add((names, immunities))
+    assert any(len(shapes) > 1 for shapes in served.values())
+
+
+@contextmanager
+def without_layouts():
+    """Lines counted without layouts wherever every workload can be (see
+    ``nowhere._direct``): per batch, whether they were."""
+    taken = []
+    real = nowhere._direct
+
+    def direct(*args):
+        found = real(*args)
+        taken.append(found is not None)
+        return found
+
+    with mock.patch.object(nowhere, "DISTINCT", 10 ** 9), \
+            mock.patch.object(nowhere, "_direct", direct):
+        yield taken
 
 
 @contextmanager
@@ -576,13 +675,18 @@ def test_nodes_checked_alone_count_from_their_own_place_in_order():
     # (the second asks for the most of each: every quantity can refuse)
     probes = [{"name": "w", "requirements": {"cpu": 3, "mem": 1, "dev-p": 1, "dev-q": 1}},
               {"name": "big", "requirements": {"cpu": 9, "mem": 9, "dev-p": 9, "dev-q": 9}}]
-    with counted_without_layouts() as alone:
+    with counted_without_layouts() as alone, mock.patch.object(nowhere, "DISTINCT", 0):
         lines = lines_of(distributor, probes)
     assert lines[0] == expected_lines(distributor, probes)[0] == (
         "0/12 nodes fit: 4 missing resource dev-q, 4 missing resource dev-p, "
         "2 insufficient cpu (needs 3, most left 2), 2 cordoned")
     assert lines == expected_lines(distributor, probes)
     assert alone[0] == ([11], [0, 1])
+    # (without layouts, every open node is counted over at once: a1 and e0
+    # have both kinds, checked alone, and no node is of no layout)
+    with counted_without_layouts() as alone, without_layouts() as taken:
+        assert lines_of(distributor, probes) == lines
+    assert taken == [True] and alone[0] == ([1, 11], [])
 
 
 def merged_by_walking(first, second):
