@@ -795,20 +795,29 @@ class _Lacking:
                 chains[chain] = [position]
             else:
                 found_positions.append(position)
-        groups: List[Tuple[List[Tuple[str, ...]], List[int], List[str]]] = []
+        # (per group: its chains, nodes, keys in order and their places)
+        groups: List[Tuple[List[Tuple[str, ...]], List[int], List[str], Dict[str, int]]] = []
         for chain, positions in chains.items():
-            for members, places, keys in groups:
-                agreed = _ordered(members + [chain])
+            for members, places, keys, rank in groups:
+                if _agrees(rank, chain):  # (most often: the same order, or part of it)
+                    agreed = _merged(keys, chain, rank)
+                else:
+                    agreed = _ordered(members + [chain])
+                    if agreed is None:
+                        continue
                 if agreed is not None:
-                    members.append(chain)
-                    places.extend(positions)
                     keys[:] = agreed
-                    break
+                    rank.clear()
+                    rank.update(zip(keys, count()))
+                members.append(chain)
+                places.extend(positions)
+                break
             else:
-                groups.append(([chain], list(positions), list(chain)))
+                groups.append(([chain], list(positions), list(chain),
+                               {key: at for at, key in enumerate(chain)}))
         layouts: List[_Layout] = []
         alone: List[int] = []
-        for _, places, keys in groups:
+        for _, places, keys, _ in groups:
             if len(places) < FEW:
                 alone.extend(places)
                 continue
