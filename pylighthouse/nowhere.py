@@ -64,11 +64,11 @@ A differential test holds the lines to those of
 Cost: O(N x R) once for N nodes (and O(P x R) to group P sets of names,
 or, without layouts, O(H x R) per set of names asked for its H nodes
 having them all), and O(L log L) to sort a resource of a layout of L
-nodes the first time a workload is counted there; then per workload, for each layout, O(R x (log
-L + L / 64)) (bisections and operations on sets of L bits), or O(R)
-comparisons in C per node of a layout too large for sets of bits, or one
-check per node of the small layouts and of the few having every resource
-asked.
+nodes the first time a workload is counted there; then per workload, for
+each layout, O(R x (log L + L / 64)) (bisections and operations on sets
+of L bits), or O(R) comparisons in C per node of a layout too large for
+sets of bits, or one check per node of the small layouts and of the few
+having every resource asked.
 """
 from bisect import bisect_left, bisect_right
 from heapq import heapify, heappop, heappush
@@ -667,8 +667,11 @@ class _Lacking:
     names. So the refusals for want of a resource are counted once over
     every layout, and a layout where every node lacks one is not counted
     at all (a workload asking for two kinds of device among hundreds meets
-    nodes having both in one layout or two). O(N x R) bits to make; per
-    set of names asked, O(R) operations on N bits once."""
+    nodes having both in one layout or two). Made without layouts (see
+    :func:`_direct`), it holds every open node, and the nodes having every
+    resource a workload asks for make layouts of their own (:meth:`own`).
+    O(N x R) bits to make; per set of names asked, O(R) operations on N
+    bits once."""
 
     __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
                  "everywhere", "order", "made", "direct", "gathered_own", "names_of", "negative")
@@ -685,9 +688,9 @@ class _Lacking:
         # were gathered for: see :meth:`gather`)
         self.made: Dict[Any, List[_Layout]] = {}
         self.masks = []
-        # (without layouts, every open node, each workload's holders
-        # gathered from the nodes themselves: see :func:`_direct`; and
-        # their keys' order, per names asked and immunities)
+        # (without layouts, see :func:`_direct`: every open node; and per
+        # names asked and immunities, the layouts of the nodes having
+        # them all and those checked alone, see :meth:`own`)
         self.direct = layouts is None
         self.gathered_own: Dict[Any, Tuple[List[_Layout], List[int]]] = {}
         # (set by :func:`_direct`: each node's names, see :func:`nowhere_lines`,
@@ -769,23 +772,22 @@ class _Lacking:
         every resource ``load`` asks for (``names``), as layouts of their
         own, and those of too few nodes to make one (fewer than
         :data:`FEW`), to be checked alone. A node's keys are those that can
-        refuse ``load`` (not immune to): asked for, where it has less than
+        refuse ``load``, not immune to: asked for, where it has less than
         the most a workload of the batch asks, or below zero on some node
-        (see :func:`nowhere_lines`). Nodes
-        whose keys' orders agree make one layout (those of one
-        order first, then the orders in turn, each joining the first layout
-        it agrees with). Made once per names asked and immunities; the same
-        nodes made a layout for names that include these are counted on,
-        as :meth:`gather` does. O(H x R) for H nodes the first time, O(1)
-        again."""
+        (see :func:`nowhere_lines`). Nodes whose keys' orders agree make
+        one layout (those of one order first, then the orders in turn, each
+        joining the first layout it agrees with). Made once per names
+        asked and immunities; where the same nodes made a layout for names
+        that include these, it is counted on, as :meth:`gather` does.
+        O(H x R) for H nodes the first time, O(1) again."""
         key = (names, load.immunities)
         found = self.gathered_own.get(key)
         if found is not None:
             return found
         order, names_of, asked = self.order, self.names_of, set(names)
-        # (a node's names that can refuse some workload are those it has
-        # less of than the most asked, or below zero, if not asked: of
-        # them, those this one asks for, and the others, not immune to)
+        # (of a node's names, those that can refuse some workload of the
+        # batch: those ``load`` asks for or some open node has less than
+        # zero of, not immune to)
         relevant = (asked | self.negative) - load.immunities
         chains: Dict[Tuple[str, ...], List[int]] = {}
         for position in _indices(self.holders(names)):
