@@ -546,13 +546,17 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
         tuple(key for key, left in remaining.items() if left < bars.get(key, ZERO))
         for _, remaining, closed in order]
     cordoned = [position for position, names in enumerate(names_of) if names is None]
+    # (the names some open node has less than zero of: among its names,
+    # as the most asked is never below zero)
+    negative = {key for names, (_, remaining, _) in zip(names_of, order)
+                for key in names or () if remaining[key] < ZERO}
     words = _Words()
     if KEPT and BITS <= FEW and \
             len(set(names_of)) * DISTINCT > len(order) - len(cordoned):
         # (most nodes have names of their own, as with a few kinds of device
         # among hundreds: grouping them into layouts would cost more than
         # gathering, per set of names asked, the nodes having them)
-        direct = _direct(order, loads, asked, names_of)
+        direct = _direct(order, loads, asked, names_of, negative)
         if direct is not None:
             kept_lines: Dict[Any, _Kept] = {}
             return [_line(load, [], [], cordoned, len(order), kept_lines, words, direct)
@@ -565,8 +569,6 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     # counted together.
     together = {pair for names in {tuple(load.requirements) for load in loads}
                 for pair in combinations(names, 2)}
-    negative = {key for _, remaining, closed in order if not closed
-                for key, left in remaining.items() if left < ZERO}
     rank: Dict[str, int] = {}
     canonical: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
     for position, keys in enumerate(names_of):
@@ -627,7 +629,8 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
 
 
 def _direct(order: Order, loads: Sequence[Workload], asked: Set[str],
-            names_of: Sequence[Optional[Tuple[str, ...]]]) -> Optional["_Lacking"]:
+            names_of: Sequence[Optional[Tuple[str, ...]]],
+            negative: Set[str]) -> Optional["_Lacking"]:
     """The open nodes as one :class:`_Lacking` without layouts, when every
     workload of ``loads`` can be counted without them: at most
     :data:`DIRECT` nodes have every resource it asks for (each checked
@@ -635,18 +638,13 @@ def _direct(order: Order, loads: Sequence[Workload], asked: Set[str],
     does, and no more than :data:`BITS_MOST` (they are then counted as
     layouts of their own, :meth:`_Lacking.own`). ``None`` otherwise.
     O(N x R), and O(R) operations on sets of N bits per set of names
-    asked."""
+    asked (:meth:`_Lacking.of`, which the lines then read again)."""
     lacking = _Lacking(None, asked, order)
     lacking.names_of = names_of
-    lacking.negative = {key for names, (_, remaining, _) in zip(names_of, order)
-                        for key in names or () if remaining[key] < ZERO}
+    lacking.negative = negative
     total = _popcount(lacking.nodes)
-    counted: Dict[Tuple[str, ...], int] = {}
-    for load in loads:
-        names = tuple(load.requirements)
-        number = counted.get(names)
-        if number is None:
-            number = counted[names] = _popcount(lacking.holders(names))
+    for names in {tuple(load.requirements) for load in loads}:
+        number = _popcount(lacking.holders(names))
         if number <= DIRECT:
             continue
         if number > BITS_MOST or number < total < number * GATHER:
@@ -673,7 +671,7 @@ class _Lacking:
     O(N x R) bits to make; per set of names asked, O(R) operations on N
     bits once."""
 
-    __slots__ = ("nodes", "having", "masks", "known", "asked", "gathered", "seen",
+    __slots__ = ("nodes", "having", "masks", "known", "held", "asked", "gathered", "seen",
                  "everywhere", "order", "made", "direct", "gathered_own", "names_of", "negative")
 
     def __init__(self, layouts: Optional[List["_Layout"]], asked: Set[str],
@@ -727,6 +725,8 @@ class _Lacking:
         # node has them all, with their places)
         self.known: Dict[Tuple[str, ...],
                          Tuple[List[Tuple[str, int, int]], List[int], List[int]]] = {}
+        # (and the nodes having them all, as bits: see :meth:`holders`)
+        self.held: Dict[Tuple[str, ...], int] = {}
 
     def of(self, names: Tuple[str, ...]) -> Tuple[List[Tuple[str, int, int]], List[int],
                                                   List[int]]:
@@ -755,17 +755,14 @@ class _Lacking:
             else:
                 found = (refusals, [at for at, mask in enumerate(self.masks) if left & mask], [])
             self.known[names] = found
+            self.held[names] = left
         return found
 
     def holders(self, names: Tuple[str, ...]) -> int:
-        """The open nodes having every one of ``names`` (as bits). O(R)
-        operations on sets of bits."""
-        left = self.nodes
-        having, everywhere = self.having, self.everywhere
-        for key in names:
-            if key not in everywhere:
-                left &= having.get(key, 0)
-        return left
+        """The nodes having every one of ``names`` (as bits), as
+        :meth:`of` found them. O(1) again for the same names."""
+        self.of(names)
+        return self.held[names]
 
     def own(self, load: Workload, names: Tuple[str, ...]) -> Tuple[List[_Layout], List[int]]:
         """Without layouts (see :func:`_direct`): the open nodes having
