@@ -147,19 +147,46 @@ _popcount: Callable[[int], int] = getattr(int, "bit_count", _count_bits)
 
 
 def _indices(bits: int) -> List[int]:
-    """The indices of the bits set in ``bits``, lowest first. O(size) in C
-    a bit."""
+    """The indices of the bits set in ``bits``, lowest first. A few are
+    taken from the top (O(size) in C each, on a set shrinking as they go);
+    more, from the set written in binary (O(size) in C once, then one
+    search of the text in C per bit)."""
+    if _popcount(bits) <= _FEW_BITS:
+        return _few_indices(bits)
+    text = format(bits, "b")[::-1]
     found = []
-    while bits:
-        bit = bits & -bits
-        bits ^= bit
-        found.append(bit.bit_length() - 1)
+    at = text.find("1")
+    while at >= 0:
+        found.append(at)
+        at = text.find("1", at + 1)
     return found
 
 
+def _few_indices(bits: int) -> List[int]:
+    """:func:`_indices` of a set of a few bits, taken from the top."""
+    found = []
+    while bits:
+        top = bits.bit_length() - 1
+        found.append(top)
+        bits ^= 1 << top
+    found.reverse()
+    return found
+
+
+#: Sets of at most this many bits are read a bit at a time (see :func:`_indices`).
+_FEW_BITS = 8
+#: The lowest bits of a set, those looked at first for its lowest (see
+#: :func:`_lowest`): ``&`` with a short positive number is as short.
+_WINDOW = (1 << 60) - 1
+
+
 def _lowest(bits: int) -> int:
-    """The index of the lowest bit set in ``bits`` (not 0). O(size) in C."""
-    return (bits & -bits).bit_length() - 1
+    """The index of the lowest bit set in ``bits`` (not 0). O(1) when it is
+    among the first 60 (most sets of nodes begin there), else O(size) in C."""
+    low = bits & _WINDOW
+    if not low:
+        low = bits
+    return (low & -low).bit_length() - 1
 
 
 #: The nodes in the strategy's order: (name, remaining, cordoned).
@@ -642,9 +669,9 @@ def _direct(order: Order, loads: Sequence[Workload], asked: Set[str],
     lacking = _Lacking(None, asked, order)
     lacking.names_of = names_of
     lacking.negative = negative
-    total = _popcount(lacking.nodes)
+    total = lacking.count
     for names in {tuple(load.requirements) for load in loads}:
-        number = _popcount(lacking.holders(names))
+        number = lacking.holders(names)[1]
         if number <= DIRECT:
             continue
         if number > BITS_MOST or number < total < number * GATHER:
@@ -671,7 +698,7 @@ class _Lacking:
     O(N x R) bits to make; per set of names asked, O(R) operations on N
     bits once."""
 
-    __slots__ = ("nodes", "having", "masks", "known", "held", "asked", "gathered", "seen",
+    __slots__ = ("nodes", "count", "having", "masks", "known", "held", "asked", "gathered", "seen",
                  "everywhere", "order", "made", "direct", "gathered_own", "names_of", "negative")
 
     def __init__(self, layouts: Optional[List["_Layout"]], asked: Set[str],
@@ -717,6 +744,7 @@ class _Lacking:
             self.masks.append(mask)
             nodes |= mask
         self.nodes = nodes
+        self.count = _popcount(nodes)
         self.having = having
         # (the resources every node has: none lacks them)
         self.everywhere = {key for key, bits in having.items() if bits == nodes}
@@ -725,8 +753,9 @@ class _Lacking:
         # node has them all, with their places)
         self.known: Dict[Tuple[str, ...],
                          Tuple[List[Tuple[str, int, int]], List[int], List[int]]] = {}
-        # (and the nodes having them all, as bits: see :meth:`holders`)
-        self.held: Dict[Tuple[str, ...], int] = {}
+        # (and the nodes having them all, as bits, and how many: see
+        # :meth:`holders`)
+        self.held: Dict[Tuple[str, ...], Tuple[int, int]] = {}
 
     def of(self, names: Tuple[str, ...]) -> Tuple[List[Tuple[str, int, int]], List[int],
                                                   List[int]]:
@@ -739,28 +768,29 @@ class _Lacking:
         if found is None:
             having, everywhere = self.having, self.everywhere
             left = self.nodes  # (those lacking none of the names so far)
+            number = self.count  # (how many)
             refusals = []
             for key in names:
                 if key in everywhere:
                     continue
-                bits = having.get(key, 0)
-                new = left ^ (left & bits)
-                if new:
-                    refusals.append((key, _popcount(new), _lowest(new)))
-                    left &= bits
-            if _popcount(left) <= DIRECT:
-                found = (refusals, [], _indices(left))
+                kept = left & having.get(key, 0)
+                counted = _popcount(kept)
+                if counted < number:  # (some lack it: how many, and the first)
+                    refusals.append((key, number - counted, _lowest(left ^ kept)))
+                    left, number = kept, counted
+            if number <= DIRECT:
+                found = (refusals, [], _few_indices(left))
             elif self.direct:
                 found = (refusals, _MANY, [])
             else:
                 found = (refusals, [at for at, mask in enumerate(self.masks) if left & mask], [])
             self.known[names] = found
-            self.held[names] = left
+            self.held[names] = (left, number)
         return found
 
-    def holders(self, names: Tuple[str, ...]) -> int:
-        """The nodes having every one of ``names`` (as bits), as
-        :meth:`of` found them. O(1) again for the same names."""
+    def holders(self, names: Tuple[str, ...]) -> Tuple[int, int]:
+        """The nodes having every one of ``names`` (as bits) and how many
+        they are, as :meth:`of` found them. O(1) again for the same names."""
         self.of(names)
         return self.held[names]
 
@@ -787,7 +817,7 @@ class _Lacking:
         # zero of, not immune to)
         relevant = (asked | self.negative) - load.immunities
         chains: Dict[Tuple[str, ...], List[int]] = {}
-        for position in _indices(self.holders(names)):
+        for position in _indices(self.holders(names)[0]):
             chain = tuple(filter(relevant.__contains__, names_of[position] or ()))
             found_positions = chains.get(chain)
             if found_positions is None:
@@ -1017,8 +1047,8 @@ def _line(load: Workload, layouts: List[_Layout],
     tally: _Tally = {}
     if cordoned:
         tally[CORDONED, ""] = [len(cordoned), cordoned[0], None, None, 0]
-    for key, number, first in wanting:
-        _add(tally, MISSING, key, number, first, None, None, 0)
+    for key, number, first in wanting:  # (each resource once, the first of its kind)
+        tally[MISSING, key] = [number, first, None, None, 0]
     if known is not None:
         # (every layout counted as sets of bits, from the steps of its reach)
         if lacking is None:
@@ -1035,12 +1065,20 @@ def _line(load: Workload, layouts: List[_Layout],
     for position, (kind, resource, needed, left) in reasons:
         _add(tally, kind, resource, 1, position, needed,
              left if kind == INSUFFICIENT else None, position)
-    ranked = sorted(tally.items(), key=lambda item: (-item[1][0], item[1][1]))
-    parts = [(number, resource, words.number(most)) if kind == INSUFFICIENT
-             else words.part(kind, resource, number)
-             for (kind, resource), (number, _, _, most, _) in ranked]
-    if kept is not None:
-        kept[known] = parts
+    # (most refusals first, then by their first node: no two kinds of
+    # refusal share a first node, so the tuples never compare further)
+    ranked = sorted([(-entry[0], entry[1], kind, resource, entry[3])
+                     for (kind, resource), entry in tally.items()])
+    if kept is None:
+        number_of = words.number
+        return one_line(0, 0, total, [
+            f"{-negated} {shortfall(resource, number_of(requirements[resource]), number_of(most))}"
+            if kind == INSUFFICIENT else words.part(kind, resource, -negated)
+            for negated, _, kind, resource, most in ranked])
+    parts = [(-negated, resource, words.number(most)) if kind == INSUFFICIENT
+             else words.part(kind, resource, -negated)
+             for negated, _, kind, resource, most in ranked]
+    kept[known] = parts
     return _written(parts, requirements, total, words)
 
 

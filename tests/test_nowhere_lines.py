@@ -760,3 +760,15 @@ def test_a_nodes_names_are_put_in_order_as_read_literally(keys, pairs, negative,
     keys = tuple(keys)
     assert nowhere._canonical(keys, pairs, negative, rank) == \
         canonical_by_rereading(keys, pairs, negative, rank)
+
+
+@settings(max_examples=300, deadline=None)
+@given(members=st.sets(st.integers(0, 5000), max_size=40))
+def test_a_set_of_nodes_as_bits_reads_back_as_its_members(members):
+    # (a few members are read from the top, more from the binary text; the
+    # lowest is looked for among the first 60 bits first)
+    bits = sum(1 << member for member in members)
+    assert nowhere._indices(bits) == sorted(members)
+    assert nowhere._few_indices(bits) == sorted(members)
+    if members:
+        assert nowhere._lowest(bits) == min(members)
