@@ -207,7 +207,11 @@ class _Layout:
     is that of every node (a node without a key reads :data:`_ABSENT`
     there, never short of anything). Nodes sit in the strategy's order.
     ``lacking``: per resource asked for that some of them lack, those nodes
-    as bits (a resource none of them has is lacked by all)."""
+    as bits (a resource none of them has is lacked by all). ``holding``:
+    every node has every resource of ``asked`` (the nodes having all that
+    a workload asks for, see :meth:`_Lacking.own` and
+    :meth:`_Lacking.gather`), so none lacks one and its nodes' resources
+    are not gone through."""
 
     __slots__ = ("keys", "names", "positions", "columns", "lowest", "sorted", "refused_by",
                  "everyone", "lacking", "rows", "place", "remainings", "visits",
@@ -216,7 +220,7 @@ class _Layout:
     def __init__(self, keys: Sequence[str],
                  members: Sequence[Tuple[Sequence[str], List[int],
                                          List[Mapping[str, Decimal]]]],
-                 asked: Set[str]):
+                 asked: Set[str], holding: bool = False):
         self.keys = tuple(keys)
         placed = sorted((position, remaining)
                         for _, positions, remainings in members
@@ -236,6 +240,17 @@ class _Layout:
         self.refused_by: Callable[[_Layout, Workload, _Tally], bool] = \
             _refused_by_bits if BITS <= len(placed) <= BITS_MOST else _refused_by
         everyone = self.everyone = (1 << len(placed)) - 1
+        self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
+        # (per names asked, in order: the nodes lacking one and the few
+        # having them all, see :meth:`lacked`)
+        self.apart: Dict[Tuple[str, ...], Tuple[int, Optional[List[int]]]] = {}
+        if holding:
+            # (the names below zero from the keys' columns, which a
+            # workload counted here reads anyway)
+            self.negative = [key for key in self.keys if self.lowest_of(key) < ZERO]
+            self.names = frozenset(asked)
+            self.lacking: Dict[str, int] = {}
+            return
         having: Dict[str, int] = {}
         below: Set[str] = set()  # (the names some node has less than zero of)
         if len(asked) + len(self.keys) < NARROW:
@@ -265,10 +280,6 @@ class _Layout:
         self.names = frozenset(key for key, bits in having.items() if bits == everyone)
         self.lacking = {key: everyone ^ (everyone & bits) for key, bits in having.items()
                         if bits != everyone}
-        self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
-        # (per names asked, in order: the nodes lacking one and the few
-        # having them all, see :meth:`lacked`)
-        self.apart: Dict[Tuple[str, ...], Tuple[int, Optional[List[int]]]] = {}
 
     def lacked(self, load: Workload, names: Tuple[str, ...]) -> Tuple[int, Optional[List[int]]]:
         """The nodes (as bits) lacking a resource ``load`` asks for
@@ -857,7 +868,7 @@ class _Lacking:
                     break
             else:
                 layout = _Layout(keys, [(keys, places, [order[at][1] for at in places])],
-                                 asked)
+                                 asked, holding=True)
                 same.append(layout)
             layouts.append(layout)
         alone.sort()
@@ -912,7 +923,7 @@ class _Lacking:
                 return found
         # (only workloads asking for ``names`` are counted here)
         found = self.gathered[key] = _Layout(order, [(order, positions, remainings)],
-                                             set(names))
+                                             set(names), holding=True)
         same.append(found)
         return found
 
@@ -935,21 +946,24 @@ KEPT = 1 << 16
 
 class _Words:
     """The words of a batch's lines, each made once: per kind and resource
-    for refusals that name no quantity, per quantity (by identity: the
-    nodes' and workloads' quantities live as long as the batch) for the
-    others."""
+    for refusals that name no quantity, per quantity for the others (by
+    value: equal quantities are written alike, but for those no float
+    holds, written as they are, each time)."""
 
     __slots__ = ("plain", "numbers")
 
     def __init__(self) -> None:
         self.plain: Dict[Tuple[str, str], str] = {}
-        self.numbers: Dict[int, Tuple[Decimal, str]] = {}
+        self.numbers: Dict[Decimal, str] = {}
 
     def number(self, quantity: Decimal) -> str:
-        known = self.numbers.get(id(quantity))
-        if known is None or known[0] is not quantity:
-            known = self.numbers[id(quantity)] = (quantity, str(to_number(quantity)))
-        return known[1]
+        text = self.numbers.get(quantity)
+        if text is None:
+            plain = to_number(quantity)
+            text = str(plain)
+            if type(plain) is not Decimal:
+                self.numbers[quantity] = text
+        return text
 
     def part(self, kind: str, resource: str, number: int) -> str:
         """The part of a line for ``number`` refusals of a kind that names

@@ -436,9 +436,10 @@ def _plain_problem(data: Any) -> Optional[Problem]:
                     vetted.add(id(requirements))
             # (most workloads name no immunities or groups: only those
             # given are looked at)
-            for field in _NAMES_FIELDS:
-                if field in item and not _plain_names(item[field]):
-                    return None
+            if not _NAMES_FIELD_SET.isdisjoint(item):
+                for field in _NAMES_FIELDS:
+                    if field in item and not _plain_names(item[field]):
+                        return None
             built_loads.append(load)
         built_nodes = Node.from_list(plain_nodes)
     except LighthouseException:
@@ -455,6 +456,7 @@ _PROBLEM_KEYS = frozenset(_PROBLEM_FIELDS)
 _PLAIN_NODE_KEYS = frozenset(("name", "id", "resources"))
 _PLAIN_WORKLOAD_KEYS = frozenset(_WORKLOAD_FIELDS)
 _NAMES_FIELDS = ("immunities", "tolerations", "aversion_groups")
+_NAMES_FIELD_SET = frozenset(_NAMES_FIELDS)
 _NO_REQUIREMENTS: Dict[str, Any] = {}
 #: The kinds of quantity the quick path takes: JSON's numbers, Python's
 #: floats, and for nodes the infinity strings; the reader handles the rest.
