@@ -73,6 +73,7 @@ having every resource asked.
 from bisect import bisect_left, bisect_right
 from heapq import heapify, heappop, heappush
 from decimal import Decimal
+from functools import reduce
 from itertools import combinations, compress, count, repeat
 from operator import and_, eq, gt, lt, or_
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
@@ -178,6 +179,10 @@ _FEW_BITS = 8
 #: The lowest bits of a set, those looked at first for its lowest (see
 #: :func:`_lowest`): ``&`` with a short positive number is as short.
 _WINDOW = (1 << 60) - 1
+
+
+#: The set of one node, by its index: ``_BIT(i) == 1 << i``.
+_BIT: Callable[[int], int] = (1).__lshift__
 
 
 def _lowest(bits: int) -> int:
@@ -509,13 +514,13 @@ class _Sorted:
         self.made: Dict[int, int] = {}  # (number: the set of the first ``number`` nodes)
         self.room = max(16, MADE_BYTES // (len(column) // 8 + 1))  # (how many it keeps)
         self.order = sorted(range(len(column)), key=column.__getitem__)
-        self.values = [column[index] for index in self.order]
+        order = self.order
+        self.values = list(map(column.__getitem__, order))
         marks = [0]
         bits = 0
-        for at, index in enumerate(self.order, 1):
-            bits |= 1 << index
-            if at % STEP == 0:
-                marks.append(bits)
+        for end in range(STEP, len(order) + 1, STEP):  # (each run's bits joined in C)
+            bits = reduce(or_, map(_BIT, order[end - STEP:end]), bits)
+            marks.append(bits)
         self.marks = marks
 
     def first(self, number: int) -> int:
@@ -581,13 +586,15 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
     # batch, in its order.
     names_of: List[Optional[Tuple[str, ...]]] = [
         None if closed else
-        tuple(key for key, left in remaining.items() if left < bars.get(key, ZERO))
+        tuple([key for key, left in remaining.items() if left < bars.get(key, ZERO)])
         for _, remaining, closed in order]
     cordoned = [position for position, names in enumerate(names_of) if names is None]
     # (the names some open node has less than zero of: among its names,
-    # as the most asked is never below zero)
+    # as the most asked is never below zero; only the nodes whose least
+    # is below zero, found in C, are gone through)
     negative = {key for names, (_, remaining, _) in zip(names_of, order)
-                for key in names or () if remaining[key] < ZERO}
+                if names and min(remaining.values()) < ZERO
+                for key in names if remaining[key] < ZERO}
     words = _Words()
     if KEPT and BITS <= FEW and \
             len(set(names_of)) * DISTINCT > len(order) - len(cordoned):

@@ -24,7 +24,6 @@ from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      LighthouseException)
-from .explain import shape_of
 from .model import Node, Workload, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
@@ -338,13 +337,16 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
 
 def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
     """Each workload's one-line explanation, computed and written once per
-    shape: its requirements as written (in order) and immunities, and its
-    aversion groups only where some node fits it (they only split the
+    requirements and immunities (per requirements map: the model hands
+    equal ones out as one object, and the workloads keep theirs alive), and
+    its aversion groups only where some node fits it (they only split the
     fitting nodes; a workload left over by a placement fits nowhere, unless
     a workload placed after it gave room back by asking less than zero: its
     line then counts the nodes where it fits now)."""
     first: Dict[Any, Workload] = {}
-    shapes = [shape_of(load) for load in loads]
+    # (equal maps not shared, met after the model's table of them started
+    # afresh, are counted each: lines counted alike, cheaply, see nowhere)
+    shapes = [(id(load.requirements), load.immunities) for load in loads]
     for shape, load in zip(shapes, loads):
         first.setdefault(shape, load)
     # (counted a column of nodes at a time: no reason per node is kept)

@@ -218,3 +218,27 @@ def test_a_workload_left_out_before_room_was_given_back_is_told_where_it_fits_no
     after.attempt_assign_loads([problem.workloads[1]])
     assert dict(outcome.unplaced) == {"big": str(after.explain(problem.workloads[0]))}
     assert outcome.unplaced["big"] == "1/1 nodes fit"
+
+
+def test_the_answer_counts_one_line_per_requirements_and_immunities(monkeypatch):
+    # Equal requirements are one map in the model: workloads asking alike,
+    # immune to the same, are counted once and share the line.
+    problem = load_problem({
+        "nodes": [{"name": "n", "resources": {"cpu": 1}}], "partial": True,
+        "workloads": [{"name": f"w{index}", "requirements": {"cpu": 2, "mem": 1}}
+                      for index in range(3)]
+        + [{"name": "x", "requirements": {"cpu": 3}},
+           {"name": "y", "requirements": {"cpu": 2, "mem": 1}, "immunities": ["mem"]}]})
+    counted = []
+    real = lighthouse.Distributor._nowhere_lines
+    monkeypatch.setattr(lighthouse.Distributor, "_nowhere_lines",
+                        lambda self, loads: counted.append([load.name for load in loads])
+                        or real(self, loads))
+    outcome = solve(problem)
+    assert counted == [["w0", "x", "y"]]
+    assert outcome.unplaced == {
+        "w0": "0/1 nodes fit: 1 missing resource mem",
+        "w1": "0/1 nodes fit: 1 missing resource mem",
+        "w2": "0/1 nodes fit: 1 missing resource mem",
+        "x": "0/1 nodes fit: 1 insufficient cpu (needs 3, most left 1)",
+        "y": "0/1 nodes fit: 1 missing resource mem"}
