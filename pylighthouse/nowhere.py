@@ -1090,16 +1090,11 @@ def _line(load: Workload, layouts: List[_Layout],
     # refusal share a first node, so the tuples never compare further)
     ranked = sorted([(-entry[0], entry[1], kind, resource, entry[3])
                      for (kind, resource), entry in tally.items()])
-    if kept is None:
-        number_of = words.number
-        return one_line(0, 0, total, [
-            f"{-negated} {shortfall(resource, number_of(requirements[resource]), number_of(most))}"
-            if kind == INSUFFICIENT else words.part(kind, resource, -negated)
-            for negated, _, kind, resource, most in ranked])
     parts = [(-negated, resource, words.number(most)) if kind == INSUFFICIENT
              else words.part(kind, resource, -negated)
              for negated, _, kind, resource, most in ranked]
-    kept[known] = parts
+    if kept is not None:
+        kept[known] = parts
     return _written(parts, requirements, total, words)
 
 
