@@ -330,7 +330,8 @@ def _build_all(cls: Any, items: Any, what: str,
     if quick is None:
         return [item if isinstance(item, cls) else cls.from_dict(item, f"{what}[{index}]")
                 for index, item in enumerate(items)]
-    return [quick(item) or (item if isinstance(item, cls)
+    return [item if type(item) is cls else
+            quick(item) or (item if isinstance(item, cls)
                             else cls.from_dict(item, f"{what}[{index}]"))
             for index, item in enumerate(items)]
 
