@@ -296,7 +296,7 @@ class _Layout:
         if found is None:
             failed = _missing(self, load, None)
             having = self.everyone ^ (self.everyone & failed) if failed else 0
-            few = _indices(having) if having and _popcount(having) <= DIRECT else None
+            few = _few_indices(having) if having and _popcount(having) <= DIRECT else None
             found = self.apart[names] = (failed, few)
         return found
 
