@@ -189,10 +189,13 @@ def check_index(distributor):
             for k in s.node.resources:
                 bearers.setdefault(k, set()).add(s)
         assert nodes.bearers == bearers
-        # (the bearers kept in order, where current, are the bearers in order)
+        # (the bearers kept in order, where current, are the bearers in order;
+        # of a tuple of names, the nodes bearing every one)
         for tag, (stamp, kept, keys) in nodes.ordered.items():
             if stamp == nodes.members:
-                assert kept == sorted(bearers.get(tag, ()), key=lambda s: s.key), tag
+                having = bearers.get(tag, set()) if type(tag) is str else \
+                    set.intersection(*(bearers.get(name, set()) for name in tag))
+                assert kept == sorted(having, key=lambda s: s.key), tag
                 assert keys == [s.key for s in kept], tag
         # (each set column is over the set it is kept for, and each node's
         # list of the set columns of the sets it has all of, when made, whole)
@@ -767,10 +770,11 @@ def hostname_cluster(count):
 
 def columns_past(few):
     """For a test sized so that a resource on more than ``few`` nodes is
-    searched by column whatever the strategy: ``FEW_KEPT`` (where nodes keep
-    their order) set to ``few`` too."""
+    searched by column whatever the strategy: ``FEW_KEPT`` and
+    ``FEW_ALL_KEPT`` (where nodes keep their order) set to ``few`` too."""
     def wrap(test):
-        return mock.patch("pylighthouse.index.plans.FEW_KEPT", few)(test)
+        return mock.patch("pylighthouse.index.plans.FEW_KEPT", few)(
+            mock.patch("pylighthouse.index.plans.FEW_ALL_KEPT", few)(test))
     return wrap
 
 
@@ -1305,15 +1309,19 @@ def kinds_sieves(nodes_class, kinds):
             if record.sieve and sum(key in kinds for key, _ in record.sieve) > 1]
 
 
-def run_many_kinds(strategy, seed, load, floors, sparse=None, denials="library"):
+def run_many_kinds(strategy, seed, load, floors, sparse=None, denials="library",
+                   all_kept=False):
     """Step a fast distributor and the reference (BestFit's twin) through
     the ``kinds`` mix, checking every decision, the state and the index at
     each step; return how many kept holder lists, counts of holders,
     sieves for two kinds or more, sieves led by a masked column and set
     columns the index held along the way. (Kinds asked together are never
     looked for among their bearers here, as at 1000 nodes and more: see
-    ``test_many_kinds_of_device_decide_like_the_reference`` for that.)"""
-    with mock.patch.object(plans, "TOGETHER", 0):
+    ``test_many_kinds_of_device_decide_like_the_reference`` for that; nor
+    among the nodes having them all kept in order, unless ``all_kept``,
+    where nodes keep their order: see ``FEW_ALL_KEPT``.)"""
+    with mock.patch.object(plans, "TOGETHER", 0), \
+            mock.patch.object(plans, "FEW_ALL_KEPT", plans.FEW_ALL_KEPT if all_kept else 0):
         return _run_many_kinds(strategy, seed, load, floors, sparse, denials)
 
 
@@ -1388,9 +1396,9 @@ def _run_many_kinds(strategy, seed, load, floors, sparse, denials):
 @settings(max_examples=24, deadline=None)
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
-       floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE)
+       floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE, all_kept=st.booleans())
 def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors,
-                                                                   sparse):
+                                                                   sparse, all_kept):
     """Nine kinds of counted resource, each on about 3 nodes in 10 (more
     than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
     not node by node), asked for one to three at a time: a search looks
@@ -1401,8 +1409,10 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     through placements, releases, cordons, a drain, a removal and new
     nodes, every decision is the reference's (BestFit's its twin's) and
     every kept list and count of such nodes is exact. (``sparse``: every
-    column of a kind is sparse, or as the library decides.)"""
-    run_many_kinds(strategy, seed, load, floors, sparse)
+    column of a kind is sparse, or as the library decides; ``all_kept``:
+    where nodes keep their order, a shape asking for two kinds or more may
+    try the nodes having them all in order instead.)"""
+    run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept)
 
 
 def crowded_kinds(seed, count, loads):
@@ -2199,11 +2209,13 @@ def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
     nodes (see :meth:`~pylighthouse.index.plans.Entry.few_having_all`); a
     search for them that finds nothing makes no set column, which no later
     search would read. Where those nodes are not looked for first
-    (``TOGETHER`` 0), it does."""
+    (``TOGETHER`` 0, and ``FEW_ALL_KEPT`` 0: not tried in order either),
+    it does."""
     nodes = [{"name": f"n{at:03d}", "resources": {
         "cpu": 4, "mem": 16, **({"a": 2} if at % 2 == 0 else {}),
         **({"b": 2} if at % 3 == 0 else {})}} for at in range(120)]
-    with mock.patch.object(plans, "TOGETHER", together):
+    with mock.patch.object(plans, "TOGETHER", together), \
+            mock.patch.object(plans, "FEW_ALL_KEPT", 0):
         fast = make(strategy, nodes, None, True, load=4, joint="eager", denials=None)
         reference = Reference(strategy, nodes, None)
         big = [{"name": "big", "requirements": {"cpu": 1, "mem": 2, "a": 3, "b": 1}}]
@@ -2219,9 +2231,10 @@ def test_a_shape_led_by_a_rare_kind_tries_only_the_nodes_having_every_kind(strat
                                                                            together):
     """A shape asking for two kinds, the rarer on few enough nodes to be
     tried node by node, tries only the nodes having both (five of 100 here,
-    not the 20 bearers of the rarer), unless ``TOGETHER`` is below the
-    rarer's bearers; a workload of an aversion group steps over those
-    hosting the group. Every decision is the reference's."""
+    not the 20 bearers of the rarer): where nodes keep their order, always
+    (the class keeps them in order); where they move, unless ``TOGETHER``
+    is below the rarer's bearers. A workload of an aversion group steps
+    over those hosting the group. Every decision is the reference's."""
     rubric = {"cpu": 1, "mem": 0.25}
     nodes = [{"name": f"n{at:03d}", "resources": {
         "cpu": 4, "mem": 16, **({"a": 2} if at % 4 == 3 else {}),
@@ -2242,13 +2255,60 @@ def test_a_shape_led_by_a_rare_kind_tries_only_the_nodes_having_every_kind(strat
         (plan,) = [plan for (shape, _), plan in fast._index._plans.items()
                    if set(shape) == {"cpu", "a", "b"}]
         (entry,) = plan.entries
-        assert entry.tag == "b"
+        moving = strategy in ("BinPack", "BestFit")
+        both = {f"n{at:03d}" for at in range(15, 100, 20)}
+        assert entry.tag == ("b" if moving else ("b", "a"))
         if together:
             assert entry.together == ("b", "a") and len(entry.few_having_all()) == 5
-            assert tried and set(tried) <= {f"n{at:03d}" for at in range(15, 100, 20)}
-        else:
+            assert tried and set(tried) <= both
+        elif moving:
             assert entry.together is None and "n000" in tried
+        else:
+            assert entry.together is None and tried and set(tried) <= both
         assert fast.attempt_assign_loads(workloads[1:]) == reference.assign(workloads[1:])
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+def test_kinds_each_on_many_nodes_try_the_nodes_having_them_all_in_order(strategy):
+    """Where nodes keep their order, a shape asking for two kinds, each on
+    more nodes than are tried one by one but both on few enough, tries the
+    nodes having both, in order (20 of 100 here, not the 40 bearers of
+    either): those lacking one are never asked. Workloads of a group step
+    over the nodes hosting it; as the nodes fill up, some fit nowhere.
+    Every decision is the reference's."""
+    rubric = {"cpu": 1, "mem": 0.25}
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 4, "mem": 16, **({"a": 3} if at % 5 < 2 else {}),
+        **({"b": 2} if at % 5 in (0, 2) else {})}} for at in range(100)]
+    both = {node["name"] for node in nodes if {"a", "b"} <= node["resources"].keys()}
+    assert len(both) == 20 and all(
+        sum(name in node["resources"] for node in nodes) == 40 for name in "ab")
+    with mock.patch.object(plans, "FEW_KEPT", 30), mock.patch.object(plans, "FEW_ALL_KEPT", 30):
+        fast, reference = make_with_twin(strategy, nodes, rubric, 8)
+        tried = []
+        real = search.acceptable
+
+        def counting(slot, workload, groups):
+            tried.append(slot.name)
+            return real(slot, workload, groups)
+
+        workloads = [{"name": f"w{at}", "requirements": {
+            "cpu": 1 + at % 3, "mem": 2, "a": 1, "b": 1 + at % 2},
+            **({"aversion_groups": ["g"]} if at % 4 == 0 else {})} for at in range(60)]
+        placed = {}
+        with mock.patch.object(search, "acceptable", counting):
+            for at in range(0, 60, 6):
+                batch = workloads[at:at + 6]
+                answer = fast.attempt_assign_loads(batch)
+                assert answer == reference.assign(batch)
+                placed.update(answer)
+        entries = [entry for (shape, _), plan in fast._index._plans.items()
+                   if set(shape) == {"cpu", "mem", "a", "b"} for entry in plan.entries]
+        assert entries and all(entry.tag == ("a", "b") for entry in entries)
+        assert tried and set(tried) <= both
+        assert None in placed.values() and len(set(placed.values()) - {None}) > 10
         assert_same_state(fast, reference)
         check_index(fast)
 
@@ -2261,7 +2321,13 @@ def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy)
     its searches try those nodes. Once nodes join and many have both, the
     next search makes the sieve, as a plan made then would; once no node
     has a resource it asks for, its plan is made again, without the class.
-    Every decision is the reference's."""
+    Every decision is the reference's. (Where nodes keep their order, the
+    nodes having both are not tried in order here: ``FEW_ALL_KEPT`` 0.)"""
+    with mock.patch.object(plans, "FEW_ALL_KEPT", 0):
+        _kinds_together_make_their_sieve_only_when_needed(strategy)
+
+
+def _kinds_together_make_their_sieve_only_when_needed(strategy):
     rubric = {"cpu": 1, "mem": 0.25}
     nodes = [{"name": f"n{at:03d}", "resources": {
         "cpu": 4, "mem": 16, "disk": 10, **({"a": 2} if at % 2 == 0 else {}),

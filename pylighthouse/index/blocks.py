@@ -113,9 +113,12 @@ SPARSE = 16
 #: (2000 nodes with 60 of 300 kinds each: BinPack placed 7,400 workloads a
 #: second with 557 dense columns).
 MAX_DENSE = 64
-#: At most this many resources whose bearers a class keeps in order (see
-#: :meth:`NodeClass.in_order`); past it, it starts afresh.
+#: At most this many resources (or tuples of them) whose bearers a class
+#: keeps in order (see :meth:`NodeClass.in_order`); past it, it starts afresh.
 MAX_ORDERED = 4096
+#: What a class keeps bearers in order for: one resource, or a tuple of
+#: resources (the nodes bearing every one).
+Tag = Union[str, Tuple[str, ...]]
 #: At most this many group columns a class keeps (see
 #: :meth:`NodeClass.group_column`): each costs a float a node, and a list
 #: operation whenever a node moves within its block.
@@ -382,12 +385,13 @@ class NodeClass(DerivedColumns):
         self.denials: Dict[str, int] = {}
         self.denials_most: Optional[int] = None  # (:data:`.plans.DENIALS`, set by the index)
         self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
-        # (per resource, its bearers in order with their keys, and the
-        # count of joins and leaves they were sorted at: see :meth:`in_order`)
-        self.ordered: Dict[str, Tuple[int, List[Any], List[Any]]] = {}
+        # (per resource, or tuple of resources, its bearers in order with
+        # their keys, and the count of joins and leaves they were sorted
+        # at: see :meth:`in_order`)
+        self.ordered: Dict[Tag, Tuple[int, List[Any], List[Any]]] = {}
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
-        self.cursors: Dict[Tuple[str, FrozenSet[str]], Cursor] = {}
+        self.cursors: Dict[Tuple[Tag, FrozenSet[str]], Cursor] = {}
 
     @property
     def hot(self) -> Set[str]:
@@ -398,17 +402,25 @@ class NodeClass(DerivedColumns):
         return set() if most is None else {
             name for name, number in self.denials.items() if number >= most}
 
-    def in_order(self, name: str) -> Tuple[List[Any], List[Any]]:
-        """The nodes of the class bearing ``name``, in order, and their
-        keys; for a class whose nodes keep their order (their keys never
-        change), so that only a node joining or leaving the class changes
-        them. O(H log H) for H bearers the first time, O(1) again until a
-        node joins or leaves."""
+    def in_order(self, name: Tag) -> Tuple[List[Any], List[Any]]:
+        """The nodes of the class bearing ``name`` (a tuple: every one of
+        its names), in order, and their keys; for a class whose nodes keep
+        their order (their keys never change), so that only a node joining
+        or leaving the class changes them. O(H log H) for H bearers the
+        first time (for a tuple, plus the intersection of its names'
+        bearers), O(1) again until a node joins or leaves."""
         known = self.ordered.get(name)
         if known is None or known[0] != self.members:
             if len(self.ordered) >= MAX_ORDERED:
                 self.ordered.clear()
-            slots = sorted(self.bearers.get(name, ()), key=BY_KEY)
+            bearers = self.bearers
+            having: Iterable[Any]
+            if isinstance(name, tuple):
+                having = bearers.get(name[0], set()).intersection(
+                    *(bearers.get(other, ()) for other in name[1:]))
+            else:
+                having = bearers.get(name, ())
+            slots = sorted(having, key=BY_KEY)
             known = self.ordered[name] = (self.members, slots, [slot.key for slot in slots])
         return known[1], known[2]
 

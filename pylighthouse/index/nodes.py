@@ -40,7 +40,8 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 
 from ..model import Workload
 from ..quantities import ZERO, floats_of
-from .blocks import BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Cursor, Floor, NodeClass
+from .blocks import (BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Cursor, Floor, NodeClass,
+                     Tag)
 from . import plans
 from .columns import GroupColumn
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
@@ -497,8 +498,11 @@ class NodeIndex:
             if few is not None:
                 found = first_among(few, workload, groups, low, high)
             elif entry.tag is not None:
-                bearers = entry.nodes.bearers.get(entry.tag, ())
-                if self._ordering is None and len(bearers) > SORTED_AT_SEARCH:
+                tag = entry.tag
+                # (a tuple where nodes keep their order: see plans.FEW_ALL_KEPT)
+                bearers = () if isinstance(tag, tuple) else entry.nodes.bearers.get(tag, ())
+                if self._ordering is None and (isinstance(tag, tuple)
+                                               or len(bearers) > SORTED_AT_SEARCH):
                     # (kept in order by the class: see FEW_KEPT)
                     slots, keys = entry.nodes.in_order(entry.tag)
                     found = first_in_order(slots, keys, workload, groups, low, high,
@@ -590,7 +594,7 @@ class NodeIndex:
             hot = hot or most is not None and number >= most
         return hot
 
-    def _cursor(self, nodes: NodeClass, tag: str, workload: Workload,
+    def _cursor(self, nodes: NodeClass, tag: Tag, workload: Workload,
                 slots: Sequence[Any]) -> int:
         """How many of ``slots`` (the bearers of ``tag`` in the class's
         order) from the first are known to refuse ``workload``: a count

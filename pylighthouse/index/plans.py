@@ -30,11 +30,11 @@ from bisect import bisect_left
 from itertools import count
 from typing import AbstractSet, Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from .blocks import Floor, NodeClass
+from .blocks import Floor, NodeClass, Tag
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "SORTED_AT_SEARCH", "few_bearers", "deferrable", "DENIALS"]
+           "FEW_KEPT", "FEW_ALL_KEPT", "SORTED_AT_SEARCH", "few_bearers", "deferrable", "DENIALS"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
 #: node, where nodes move in their order at every placement (BinPack,
@@ -49,6 +49,15 @@ FEW = 32
 #: block holding one or two of them, whose bounds pass it for the others'
 #: room).
 FEW_KEPT = 400
+#: Where nodes keep their order, a shape asking for two or more resources
+#: only some nodes have tries the nodes having them all, which the class
+#: keeps in order (see :meth:`~.blocks.NodeClass.in_order`), when at most
+#: this many, however many have each, or when the bearers of the rarest are
+#: few (:data:`FEW_KEPT`): where kinds of device each sit on 3 nodes in 10,
+#: a shape asking for two tries about one node in ten, not the bearers of
+#: one kind, two thirds of which lack the other. 0: never (the bearers of
+#: the rarest are tried, when few).
+FEW_ALL_KEPT = 400
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
 SORTED_AT_SEARCH = 8
@@ -98,7 +107,8 @@ _SERIALS = count()
 
 class Entry:
     """How to search one class for a shape: ``tag`` (try the few nodes that
-    have that resource) or ``pairs`` (sieve on these columns: a fixed
+    have that resource, or, a tuple, every one of those resources: see
+    :func:`_entry`) or ``pairs`` (sieve on these columns: a fixed
     threshold, ``None`` for the workload's own requirement, :data:`JOINT`
     or :data:`MASKED` for the workload's own scaled least). ``wards``:
     the class's resources below zero that the shape neither asks for nor is
@@ -118,7 +128,7 @@ class Entry:
                  "pending", "deferred")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
-                 tag: Optional[str], wards: Tuple[str, ...] = (),
+                 tag: Optional[Tag], wards: Tuple[str, ...] = (),
                  holding: Optional[FrozenSet[str]] = None,
                  kinds_last: Optional[List[Tuple[Any, Any]]] = None):
         self.nodes = nodes
@@ -526,8 +536,15 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
             together = None
     if names:
         rarest = min(counts, key=counts.__getitem__)
-        if counts[rarest] <= few_bearers(masking) and counts[rarest] < size:
-            entry = Entry(nodes, [], rarest, wards)
+        # (where nodes keep their order, a shape asking for two or more
+        # resources only some nodes have tries the nodes having them all,
+        # which the class keeps in order, when they are few enough, however
+        # many have each: see FEW_ALL_KEPT)
+        every = None if masking or len(holding) < 2 or not FEW_ALL_KEPT else \
+            tuple(sorted(sorted(holding), key=counts.__getitem__))
+        if counts[rarest] <= few_bearers(masking) and counts[rarest] < size or \
+                every is not None and len(nodes.in_order(every)[0]) <= FEW_ALL_KEPT:
+            entry = Entry(nodes, [], rarest if every is None else every, wards)
             entry.together = together  # (tried first, when few)
             return entry
     if together is not None and defer:
