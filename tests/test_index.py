@@ -771,10 +771,12 @@ def hostname_cluster(count):
 def columns_past(few):
     """For a test sized so that a resource on more than ``few`` nodes is
     searched by column whatever the strategy: ``FEW_KEPT`` and
-    ``FEW_ALL_KEPT`` (where nodes keep their order) set to ``few`` too."""
+    ``FEW_ALL_KEPT`` (where nodes keep their order) set to ``few`` too, and
+    ``SCAN_LIMIT`` 0 (no node tried one by one before the columns)."""
     def wrap(test):
         return mock.patch("pylighthouse.index.plans.FEW_KEPT", few)(
-            mock.patch("pylighthouse.index.plans.FEW_ALL_KEPT", few)(test))
+            mock.patch("pylighthouse.index.plans.FEW_ALL_KEPT", few)(
+                mock.patch("pylighthouse.index.plans.SCAN_LIMIT", 0)(test)))
     return wrap
 
 
@@ -1310,7 +1312,7 @@ def kinds_sieves(nodes_class, kinds):
 
 
 def run_many_kinds(strategy, seed, load, floors, sparse=None, denials="library",
-                   all_kept=False):
+                   all_kept=False, scan=0):
     """Step a fast distributor and the reference (BestFit's twin) through
     the ``kinds`` mix, checking every decision, the state and the index at
     each step; return how many kept holder lists, counts of holders,
@@ -1319,9 +1321,12 @@ def run_many_kinds(strategy, seed, load, floors, sparse=None, denials="library",
     looked for among their bearers here, as at 1000 nodes and more: see
     ``test_many_kinds_of_device_decide_like_the_reference`` for that; nor
     among the nodes having them all kept in order, unless ``all_kept``,
-    where nodes keep their order: see ``FEW_ALL_KEPT``.)"""
+    where nodes keep their order: see ``FEW_ALL_KEPT``; ``scan``: the
+    ``SCAN_LIMIT``, 0 by default: no node tried one by one before the
+    columns.)"""
     with mock.patch.object(plans, "TOGETHER", 0), \
-            mock.patch.object(plans, "FEW_ALL_KEPT", plans.FEW_ALL_KEPT if all_kept else 0):
+            mock.patch.object(plans, "FEW_ALL_KEPT", plans.FEW_ALL_KEPT if all_kept else 0), \
+            mock.patch.object(plans, "SCAN_LIMIT", scan):
         return _run_many_kinds(strategy, seed, load, floors, sparse, denials)
 
 
@@ -1396,9 +1401,10 @@ def _run_many_kinds(strategy, seed, load, floors, sparse, denials):
 @settings(max_examples=24, deadline=None)
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
-       floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE, all_kept=st.booleans())
+       floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE, all_kept=st.booleans(),
+       scan=st.sampled_from([0, 2, 64]))
 def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors,
-                                                                   sparse, all_kept):
+                                                                   sparse, all_kept, scan):
     """Nine kinds of counted resource, each on about 3 nodes in 10 (more
     than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
     not node by node), asked for one to three at a time: a search looks
@@ -1411,8 +1417,11 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     every kept list and count of such nodes is exact. (``sparse``: every
     column of a kind is sparse, or as the library decides; ``all_kept``:
     where nodes keep their order, a shape asking for two kinds or more may
-    try the nodes having them all in order instead.)"""
-    run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept)
+    try the nodes having them all in order instead; ``scan``: where nodes
+    keep their order, how many of the nodes having the kinds asked are
+    tried one by one before the columns, see ``SCAN_LIMIT``.)"""
+    with mock.patch.object(plans, "FEW_KEPT", 32):
+        run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept, scan=scan)
 
 
 def crowded_kinds(seed, count, loads):
@@ -2313,6 +2322,48 @@ def test_kinds_each_on_many_nodes_try_the_nodes_having_them_all_in_order(strateg
         check_index(fast)
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+def test_a_resource_on_many_nodes_tries_a_few_bearers_then_the_columns(strategy):
+    """Where nodes keep their order, a shape asking for a resource on more
+    nodes than are tried one by one tries at most ``SCAN_LIMIT`` of its
+    bearers in order first, then its sieve from the next bearer on; once
+    more than ``SCAN_MISSES`` of a class's such searches went on to the
+    sieve, it goes straight to the sieve. Through placements, releases,
+    groups and workloads that fit nowhere, every decision is the
+    reference's."""
+    import random
+    rng = random.Random(3)
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 8, "mem": 32, **({"ssd": 4} if at % 4 else {})}} for at in range(120)]
+    with mock.patch.object(plans, "FEW_KEPT", 20), mock.patch.object(plans, "SCAN_LIMIT", 4), \
+            mock.patch.object(plans, "SCAN_TRIAL", 16):
+        fast, reference = make_with_twin(strategy, nodes, None, 8)
+        tallies, answers = [], {}
+        for batch in range(12):
+            workloads = [{"name": f"w{batch}-{at}", "requirements": {
+                "cpu": rng.choice([0.5, 1, 2, 4, 6]), "mem": rng.choice([1, 4, 8]),
+                **({"ssd": rng.choice([1, 2])} if at % 3 else {})},
+                **({"aversion_groups": [f"g{at % 3}"]} if at % 5 == 0 else {})}
+                for at in range(40)]
+            step = ("assign", workloads)
+            answer = run(step, fast)
+            assert answer == run_reference(step, reference), batch
+            answers.update(answer)
+            if batch % 4 == 3:
+                placed = sorted(reference.assignments())
+                release = ("release", rng.sample(placed, len(placed) // 5))
+                assert run(release, fast) == run_reference(release, reference)
+            assert_same_state(fast, reference)
+            (nodes_class,) = fast._index._classes.values()
+            tallies.append(list(nodes_class.scans.get("ssd", (0, 0))))
+        check_index(fast)
+    tried, missed = tallies[-1]
+    assert tried > missed > 0, tallies  # (both answered and went on to the sieve)
+    assert None in answers.values() and len(set(answers.values())) > 80
+    # (then more than a quarter had gone on: the last batch tried none)
+    assert missed > plans.SCAN_MISSES * tried and tallies[-1] == tallies[-2], tallies
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
 @columns_past(32)
 def test_kinds_on_few_nodes_together_make_their_sieve_only_when_needed(strategy):
@@ -2535,12 +2586,14 @@ def test_a_column_only_some_nodes_have_is_made_once_searches_lacking_it_are_refu
     or short of it are found so by their own check. Once the searches of
     such plans met ``DENIALS`` refusals, the class makes the column and the
     plans use it; a device that no search was refused for never gets one.
-    Every decision stays the reference's."""
+    Every decision stays the reference's. (No node tried one by one before
+    the sieve where nodes keep their order: ``SCAN_LIMIT`` 0.)"""
     nodes = [{"name": f"n{at:02d}", "resources": dict(
         {"cpu": 8, "mem": 32}, **({"dev": 1, "other": 4} if at % 2 else {}))}
         for at in range(48)]
     rubric = {"cpu": 1, "mem": 0.25}
-    with mock.patch.object(plans, "FEW", 4), mock.patch.object(plans, "FEW_KEPT", 4):
+    with mock.patch.object(plans, "FEW", 4), mock.patch.object(plans, "FEW_KEPT", 4), \
+            mock.patch.object(plans, "SCAN_LIMIT", 0):
         fast = make(strategy, nodes, rubric, True, 4, denials=6)
         reference = Reference(strategy, nodes, rubric)
         (nodes_class,) = fast._index._classes.values()

@@ -296,7 +296,7 @@ class NodeClass(DerivedColumns):
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
-                 "stale", "denied", "denials", "denials_most", "uncounted", "away")
+                 "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -392,6 +392,9 @@ class NodeClass(DerivedColumns):
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
         self.cursors: Dict[Tuple[Tag, FrozenSet[str]], Cursor] = {}
+        # (per tag, how many searches tried its bearers in order first and
+        # how many of them went on to the sieve: see :data:`.plans.SCAN_LIMIT`)
+        self.scans: Dict[Tag, List[int]] = {}
 
     @property
     def hot(self) -> Set[str]:

@@ -46,7 +46,8 @@ from . import plans
 from .columns import GroupColumn
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
-from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
+from .search import (acceptable, first_among, first_in_class, first_in_order, first_of_few,
+                     refusing_run)
 
 
 #: Bearers of a tag kept in order searched from a count of those known to
@@ -511,74 +512,112 @@ class NodeIndex:
                 else:
                     found = first_among(bearers, workload, groups, low, high)
             else:
-                if entry.pending is not None:
-                    entry.complete()  # (the nodes having every kind asked are many)
-                nodes = entry.nodes
-                refused = nodes.refused((shape, groups) if groups else shape, needed)
-                if refused.made_by != entry.serial:
-                    if entry.last is needed:
-                        refused.sieve = entry.last_sieve
-                    else:
-                        if floats is None:
-                            floats = floats_of(workload.requirements)
-                        refused.sieve = entry.last_sieve = entry.sieve(
-                            floats, self._ordering is None)
-                        entry.last = needed
-                    refused.made_by = entry.serial
-                skip = 0
-                # (a vector searched before starts from its own record, and
-                # a grouped one from the record of its vector without groups
-                # when that knows of refusing blocks; a search from a node on
-                # starts where the caller asked; a class of few blocks is
-                # scanned in no time; and a shape asking for resources only
-                # some nodes have keeps no floor: finding its run again cost
-                # more than the run saved)
-                if refused is nodes.scratch and low is None and entry.holding is None \
-                        and len(nodes.blocks) >= self._floors[0] \
-                        and not (groups and _knows(nodes, shape, needed)):
-                    if nodes.floor_idle:
-                        nodes.floor_idle -= 1
-                    else:
-                        skip = floor_run(nodes, entry, shape, needed, self._floors)
-                # (inside a block, the nodes having the resources only some
-                # nodes have, kept until a node joins, leaves or moves in
-                # it: not where nodes move at every placement; and, for two
-                # or more such resources, blocks where no node has them all
-                # passed by their count, which moves only as nodes join or
-                # leave a block: one alone is in the bounds already)
-                holding = entry.holding
-                counted = holding if holding is not None and len(holding) > 1 \
-                    and self._ordering is not None and nodes.counting(holding) else None
-                # (a group column of one of the groups to avoid, if the
-                # class has one: see :meth:`~.blocks.NodeClass.group_column`)
-                apart = None
-                if groups and nodes.grouped:
-                    for group in groups:
-                        apart = nodes.grouped.get(group)
-                        if apart is not None:
-                            break
-                found = first_in_class(nodes, refused.sieve, workload, groups, low, high,
-                                       shape, needed, refused, skip,
-                                       holding if self._ordering is None else None, counted,
-                                       apart)
-                if nodes.misled is not None:
-                    # (many nodes passing the sieve's first column were
-                    # short of another: the next sieves may lead with it)
-                    entry.promote(nodes.misled)
-                if nodes.denied and entry.deferred and self._denied(nodes, entry):
-                    self._layout += 1  # (the plans sieve on those columns from now on)
-                if groups and nodes.stepped >= self._grouping[0] and apart is None:
-                    # (it stepped over many nodes hosting its groups, one by one)
-                    for group in sorted(groups):
-                        if nodes.group_column(group) is not None:
-                            break
-                nodes.countdown -= 1
-                if not nodes.countdown and review_joint(nodes, workload.requirements,
-                                                        workload.immunities, self._joint):
-                    self._layout += 1  # (the plans sieve on the joint columns from now on)
+                answered, start = False, low
+                if entry.scan is not None and self._ordering is None:
+                    # (a few of the nodes having the resources asked for,
+                    # in order, first: see plans.SCAN_LIMIT)
+                    answered, found, start = self._scan(entry, workload, groups, low, high)
+                if not answered:
+                    if entry.pending is not None:
+                        entry.complete()  # (the nodes having every kind asked are many)
+                    nodes = entry.nodes
+                    refused = nodes.refused((shape, groups) if groups else shape, needed)
+                    if refused.made_by != entry.serial:
+                        if entry.last is needed:
+                            refused.sieve = entry.last_sieve
+                        else:
+                            if floats is None:
+                                floats = floats_of(workload.requirements)
+                            refused.sieve = entry.last_sieve = entry.sieve(
+                                floats, self._ordering is None)
+                            entry.last = needed
+                        refused.made_by = entry.serial
+                    skip = 0
+                    # (a vector searched before starts from its own record, and
+                    # a grouped one from the record of its vector without groups
+                    # when that knows of refusing blocks; a search from a node on
+                    # starts where the caller asked; a class of few blocks is
+                    # scanned in no time; and a shape asking for resources only
+                    # some nodes have keeps no floor: finding its run again cost
+                    # more than the run saved)
+                    if refused is nodes.scratch and start is None and entry.holding is None \
+                            and len(nodes.blocks) >= self._floors[0] \
+                            and not (groups and _knows(nodes, shape, needed)):
+                        if nodes.floor_idle:
+                            nodes.floor_idle -= 1
+                        else:
+                            skip = floor_run(nodes, entry, shape, needed, self._floors)
+                    # (inside a block, the nodes having the resources only some
+                    # nodes have, kept until a node joins, leaves or moves in
+                    # it: not where nodes move at every placement; and, for two
+                    # or more such resources, blocks where no node has them all
+                    # passed by their count, which moves only as nodes join or
+                    # leave a block: one alone is in the bounds already)
+                    holding = entry.holding
+                    counted = holding if holding is not None and len(holding) > 1 \
+                        and self._ordering is not None and nodes.counting(holding) else None
+                    # (a group column of one of the groups to avoid, if the
+                    # class has one: see :meth:`~.blocks.NodeClass.group_column`)
+                    apart = None
+                    if groups and nodes.grouped:
+                        for group in groups:
+                            apart = nodes.grouped.get(group)
+                            if apart is not None:
+                                break
+                    found = first_in_class(nodes, refused.sieve, workload, groups, start, high,
+                                           shape, needed, refused, skip,
+                                           holding if self._ordering is None else None, counted,
+                                           apart)
+                    if nodes.misled is not None:
+                        # (many nodes passing the sieve's first column were
+                        # short of another: the next sieves may lead with it)
+                        entry.promote(nodes.misled)
+                    if nodes.denied and entry.deferred and self._denied(nodes, entry):
+                        self._layout += 1  # (the plans sieve on those columns from now on)
+                    if groups and nodes.stepped >= self._grouping[0] and apart is None:
+                        # (it stepped over many nodes hosting its groups, one by one)
+                        for group in sorted(groups):
+                            if nodes.group_column(group) is not None:
+                                break
+                    nodes.countdown -= 1
+                    if not nodes.countdown and review_joint(nodes, workload.requirements,
+                                                            workload.immunities, self._joint):
+                        self._layout += 1  # (the plans sieve on the joint columns from now on)
             if found is not None:
                 best, high = found, found.key
         return best
+
+    def _scan(self, entry: Entry, workload: Workload, groups: FrozenSet[str],
+              low: Any, high: Any) -> Tuple[bool, Optional[Any], Any]:
+        """Try at most :data:`~.plans.SCAN_LIMIT` of the nodes of the
+        entry's class having every resource of ``entry.scan``, in order in
+        [``low``, ``high``), from those known to refuse on (see
+        :meth:`_cursor`). Return whether that answered for the class, the
+        node found (or ``None``), and where its sieve is to search from
+        when not answered: the order key of the first of those nodes not
+        tried (the nodes before it lacking such a resource refuse too), or
+        ``low`` when the class no longer tries them for this resource (see
+        :data:`~.plans.SCAN_MISSES`). O(S) for S nodes tried, plus O(S) of
+        the cursor's moves."""
+        nodes, tag = entry.nodes, entry.scan
+        assert tag is not None
+        tally = nodes.scans.get(tag)
+        if tally is None:
+            tally = nodes.scans[tag] = [0, 0]
+        tried, missed = tally
+        if tried >= plans.SCAN_TRIAL and missed > plans.SCAN_MISSES * tried:
+            entry.scan = None  # (and not asked again for this shape)
+            return False, None, low
+        slots, keys = nodes.in_order(tag)
+        skip = self._cursor(nodes, tag, workload, slots, plans.SCAN_LIMIT) \
+            if low is None and len(slots) > CURSOR_AT else 0
+        found, stop = first_of_few(slots, keys, workload, groups, low, high, skip,
+                                   plans.SCAN_LIMIT)
+        tally[0] = tried + 1
+        if stop is None:
+            return True, found, None
+        tally[1] = missed + 1
+        return False, None, keys[stop]
 
     @staticmethod
     def _denied(nodes: NodeClass, entry: Entry) -> bool:
@@ -595,7 +634,7 @@ class NodeIndex:
         return hot
 
     def _cursor(self, nodes: NodeClass, tag: Tag, workload: Workload,
-                slots: Sequence[Any]) -> int:
+                slots: Sequence[Any], limit: int = 0) -> int:
         """How many of ``slots`` (the bearers of ``tag`` in the class's
         order) from the first are known to refuse ``workload``: a count
         kept per tag and immunities with the *floor* of the workloads
@@ -607,7 +646,8 @@ class NodeIndex:
         (:attr:`grown`, :attr:`~.blocks.NodeClass.members`); started again
         when a workload asks for less than the floor or for fewer names.
         O(F) for F names of the floor, plus O(F) per bearer passed, each
-        once for as long as the count is kept."""
+        once for as long as the count is kept; with ``limit``, at most that
+        many bearers passed a call (the next goes on from there)."""
         cursors = nodes.cursors
         key = (tag, workload.immunities)
         record = cursors.get(key)
@@ -627,7 +667,9 @@ class NodeIndex:
                 least[name] = needed
                 record.at = 0
         at = record.at
-        count = len(slots)
+        # (at most ``limit`` bearers passed a call, if given: the next
+        # call goes on from there)
+        count = len(slots) if not limit else min(len(slots), at + limit)
         immunities = workload.immunities
         while at < count:
             slot = slots[at]

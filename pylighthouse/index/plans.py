@@ -34,7 +34,8 @@ from .blocks import Floor, NodeClass, Tag
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "FEW_ALL_KEPT", "SORTED_AT_SEARCH", "few_bearers", "deferrable", "DENIALS"]
+           "FEW_KEPT", "FEW_ALL_KEPT", "SCAN_LIMIT", "SORTED_AT_SEARCH", "few_bearers",
+           "deferrable", "DENIALS"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
 #: node, where nodes move in their order at every placement (BinPack,
@@ -58,6 +59,20 @@ FEW_KEPT = 400
 #: one kind, two thirds of which lack the other. 0: never (the bearers of
 #: the rarest are tried, when few).
 FEW_ALL_KEPT = 400
+#: Where nodes keep their order, a shape asking for resources only some
+#: nodes have, on more nodes than :data:`FEW_KEPT` (or, two or more, than
+#: :data:`FEW_ALL_KEPT` together), tries at most this many of the nodes
+#: having them in order first, from those known to refuse it on (see
+#: :meth:`.nodes.NodeIndex._cursor`), then its sieve from the next of them
+#: on: most searches find a node among the first few, where the blocks'
+#: search would pass blocks of full nodes and look inside blocks whose
+#: bounds pass on resources that sit on different nodes. A class stops
+#: trying them for a resource (or tuple) once more than
+#: :data:`SCAN_MISSES` of its searches went on to the sieve. 0: never.
+SCAN_LIMIT = 64
+#: See :data:`SCAN_LIMIT`: a share, once at least ``SCAN_TRIAL`` searches tried.
+SCAN_MISSES = 0.25
+SCAN_TRIAL = 32
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
 SORTED_AT_SEARCH = 8
@@ -125,7 +140,7 @@ class Entry:
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
                  "kinds_last", "settable", "last", "last_sieve", "together", "few",
-                 "pending", "deferred")
+                 "pending", "deferred", "scan")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[Tag], wards: Tuple[str, ...] = (),
@@ -163,6 +178,10 @@ class Entry:
         # :func:`deferrable`: nodes lacking them, or short of them, are
         # found so by :func:`~pylighthouse.fit.takes`)
         self.deferred: FrozenSet[str] = _NONE
+        # (where nodes keep their order, the resource, or tuple of them,
+        # whose bearers in order a search tries first, a few, before the
+        # sieve: see :data:`SCAN_LIMIT`)
+        self.scan: Optional[Tag] = None
         if kinds_last is not None:  # (a twin's: see :meth:`twin`)
             self.kinds_last = kinds_last
         elif holding is not None and len(holding) > 1:
@@ -233,6 +252,7 @@ class Entry:
         twin.together = self.together
         twin.pending = self.pending
         twin.deferred = self.deferred
+        twin.scan = self.scan
         return twin
 
     def complete(self) -> None:
@@ -251,6 +271,7 @@ class Entry:
         self.tag, self.wards = full.tag, full.wards
         self.holding, self.together = full.holding, full.together
         self.deferred = full.deferred
+        self.scan = full.scan
 
     def few_having_all(self) -> Optional[AbstractSet[Any]]:
         """The nodes of the class having every resource of
@@ -534,6 +555,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         together = tuple(sorted(holding, key=counts.__getitem__))
         if counts[together[0]] > TOGETHER:
             together = None
+    scan: Optional[Tag] = None
     if names:
         rarest = min(counts, key=counts.__getitem__)
         # (where nodes keep their order, a shape asking for two or more
@@ -547,6 +569,8 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
             entry = Entry(nodes, [], rarest if every is None else every, wards)
             entry.together = together  # (tried first, when few)
             return entry
+        if not masking and counts[rarest] < size:
+            scan = rarest if every is None else every  # (too many: see SCAN_LIMIT)
     if together is not None and defer:
         entry = Entry(nodes, [], None, wards, holding)
         entry.together = together
@@ -584,6 +608,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     entry = Entry(nodes, pairs or [(OPEN, 0.0)], None, wards, holding or None)
     entry.together = together
     entry.deferred = frozenset(deferred)
+    entry.scan = scan if SCAN_LIMIT else None
     if nodes.leads:
         # (a requirement the class found its sieves better led by)
         plain = entry.plain_names()

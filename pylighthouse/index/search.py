@@ -99,8 +99,8 @@ from ..model import Workload
 from .blocks import BY_KEY, NodeClass, Refused
 from .columns import INF, NEG, GroupColumn, JointColumn
 
-__all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "refusing_run",
-           "Sieve"]
+__all__ = ["first_in_class", "first_among", "first_in_order", "first_of_few", "acceptable",
+           "refusing_run", "Sieve"]
 
 #: (column, threshold) pairs.
 Sieve = List[Tuple[Any, float]]
@@ -646,15 +646,28 @@ def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload
 
     Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
     """
+    return first_of_few(slots, keys, workload, groups, low, high, skip, 0)[0]
+
+
+def first_of_few(slots: Sequence[Any], keys: Sequence[Any], workload: Workload,
+                 groups: FrozenSet[str], low: Any, high: Any, skip: int,
+                 limit: int) -> Tuple[Optional[Any], Optional[int]]:
+    """:func:`first_in_order`, trying at most ``limit`` candidates (0: every
+    one): the node found (or ``None``), and the position of the first
+    candidate not tried when the limit stopped the search (else ``None``).
+
+    Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
+    """
     start = 0 if low is None else bisect_left(keys, low)
     if skip > start:
         start = skip
     stop = len(keys) if high is None else bisect_left(keys, high)
-    for at in range(start, stop):
+    end = stop if not limit or start + limit >= stop else start + limit
+    for at in range(start, end):
         slot = slots[at]
         if acceptable(slot, workload, groups):
-            return slot
-    return None
+            return slot, None
+    return None, (end if end < stop else None)
 
 
 def _in_range(candidates: Iterable[Any], low: Any, high: Any) -> Iterator[Any]:
