@@ -479,19 +479,13 @@ class NodeIndex:
     def _earliest(self, plan: Plan, workload: Workload, groups: FrozenSet[str],
                   low: Any, high: Any, shape: Shape,
                   needed: Tuple[Decimal, ...]) -> Optional[Any]:
-        """The earliest answer of the plan's classes in [low, high). A
-        class keeps the sieve of a requirement vector with what its blocks
-        refused of it, for as long as the plan's entry stands: a workload
-        of a flavour seen before reads no float and makes no sieve. (The
-        entry keeps the last sieve it made, with ``needed``, the object:
-        the next span of the same search, whose record of the vector is
-        new, takes it.) A search that stepped over :data:`AVERSE_RUN`
-        nodes of a class hosting one of ``groups``, one by one, has the
-        class make a group column for one of them (see
-        :meth:`~.blocks.NodeClass.group_column`), which the next searches
-        for the group use."""
+        """The earliest answer of the plan's classes in [low, high): in
+        each, among the few nodes having every resource asked that only
+        some have (:meth:`~.plans.Entry.few_having_all`), or the bearers of
+        the entry's tag, or else a few of the nodes having those resources
+        in order (:meth:`_scan`) and then by the class's columns
+        (:meth:`_by_columns`)."""
         best = None
-        floats: Optional[Dict[str, float]] = None
         for entry in plan.entries:
             if entry.wards and entry.closed():
                 continue  # (the usual case for a class of warded nodes)
@@ -518,74 +512,92 @@ class NodeIndex:
                     # in order, first: see plans.SCAN_LIMIT)
                     answered, found, start = self._scan(entry, workload, groups, low, high)
                 if not answered:
-                    if entry.pending is not None:
-                        entry.complete()  # (the nodes having every kind asked are many)
-                    nodes = entry.nodes
-                    refused = nodes.refused((shape, groups) if groups else shape, needed)
-                    if refused.made_by != entry.serial:
-                        if entry.last is needed:
-                            refused.sieve = entry.last_sieve
-                        else:
-                            if floats is None:
-                                floats = floats_of(workload.requirements)
-                            refused.sieve = entry.last_sieve = entry.sieve(
-                                floats, self._ordering is None)
-                            entry.last = needed
-                        refused.made_by = entry.serial
-                    skip = 0
-                    # (a vector searched before starts from its own record, and
-                    # a grouped one from the record of its vector without groups
-                    # when that knows of refusing blocks; a search from a node on
-                    # starts where the caller asked; a class of few blocks is
-                    # scanned in no time; and a shape asking for resources only
-                    # some nodes have keeps no floor: finding its run again cost
-                    # more than the run saved)
-                    if refused is nodes.scratch and start is None and entry.holding is None \
-                            and len(nodes.blocks) >= self._floors[0] \
-                            and not (groups and _knows(nodes, shape, needed)):
-                        if nodes.floor_idle:
-                            nodes.floor_idle -= 1
-                        else:
-                            skip = floor_run(nodes, entry, shape, needed, self._floors)
-                    # (inside a block, the nodes having the resources only some
-                    # nodes have, kept until a node joins, leaves or moves in
-                    # it: not where nodes move at every placement; and, for two
-                    # or more such resources, blocks where no node has them all
-                    # passed by their count, which moves only as nodes join or
-                    # leave a block: one alone is in the bounds already)
-                    holding = entry.holding
-                    counted = holding if holding is not None and len(holding) > 1 \
-                        and self._ordering is not None and nodes.counting(holding) else None
-                    # (a group column of one of the groups to avoid, if the
-                    # class has one: see :meth:`~.blocks.NodeClass.group_column`)
-                    apart = None
-                    if groups and nodes.grouped:
-                        for group in groups:
-                            apart = nodes.grouped.get(group)
-                            if apart is not None:
-                                break
-                    found = first_in_class(nodes, refused.sieve, workload, groups, start, high,
-                                           shape, needed, refused, skip,
-                                           holding if self._ordering is None else None, counted,
-                                           apart)
-                    if nodes.misled is not None:
-                        # (many nodes passing the sieve's first column were
-                        # short of another: the next sieves may lead with it)
-                        entry.promote(nodes.misled)
-                    if nodes.denied and entry.deferred and self._denied(nodes, entry):
-                        self._layout += 1  # (the plans sieve on those columns from now on)
-                    if groups and nodes.stepped >= self._grouping[0] and apart is None:
-                        # (it stepped over many nodes hosting its groups, one by one)
-                        for group in sorted(groups):
-                            if nodes.group_column(group) is not None:
-                                break
-                    nodes.countdown -= 1
-                    if not nodes.countdown and review_joint(nodes, workload.requirements,
-                                                            workload.immunities, self._joint):
-                        self._layout += 1  # (the plans sieve on the joint columns from now on)
+                    found = self._by_columns(entry, workload, groups, start, high, shape,
+                                             needed)
             if found is not None:
                 best, high = found, found.key
         return best
+
+    def _by_columns(self, entry: Entry, workload: Workload, groups: FrozenSet[str],
+                    start: Any, high: Any, shape: Shape,
+                    needed: Tuple[Decimal, ...]) -> Optional[Any]:
+        """The earliest answer of the entry's class in [``start``, ``high``)
+        by its sieve (see :func:`~.search.first_in_class`). The class keeps
+        the sieve of a requirement vector with what its blocks refused of
+        it, for as long as the entry stands: a workload of a flavour seen
+        before reads no float and makes no sieve. (The entry keeps the last
+        sieve it made, with ``needed``, the object: the next span of the
+        same search, whose record of the vector is new, takes it.) What the
+        search found out stays with the class: a column to lead with,
+        columns no longer put off, joint columns, and, after a search that
+        stepped over :data:`AVERSE_RUN` nodes hosting one of ``groups``
+        one by one, a group column for one of them (see
+        :meth:`~.blocks.NodeClass.group_column`), which the next searches
+        for the group use."""
+        if entry.pending is not None:
+            entry.complete()  # (the nodes having every kind asked are many)
+        nodes = entry.nodes
+        refused = nodes.refused((shape, groups) if groups else shape, needed)
+        if refused.made_by != entry.serial:
+            if entry.last is needed:
+                refused.sieve = entry.last_sieve
+            else:
+                refused.sieve = entry.last_sieve = entry.sieve(
+                    floats_of(workload.requirements), self._ordering is None)
+                entry.last = needed
+            refused.made_by = entry.serial
+        skip = 0
+        # (a vector searched before starts from its own record, and
+        # a grouped one from the record of its vector without groups
+        # when that knows of refusing blocks; a search from a node on
+        # starts where the caller asked; a class of few blocks is
+        # scanned in no time; and a shape asking for resources only
+        # some nodes have keeps no floor: finding its run again cost
+        # more than the run saved)
+        if refused is nodes.scratch and start is None and entry.holding is None \
+                and len(nodes.blocks) >= self._floors[0] \
+                and not (groups and _knows(nodes, shape, needed)):
+            if nodes.floor_idle:
+                nodes.floor_idle -= 1
+            else:
+                skip = floor_run(nodes, entry, shape, needed, self._floors)
+        # (inside a block, the nodes having the resources only some
+        # nodes have, kept until a node joins, leaves or moves in
+        # it: not where nodes move at every placement; and, for two
+        # or more such resources, blocks where no node has them all
+        # passed by their count, which moves only as nodes join or
+        # leave a block: one alone is in the bounds already)
+        holding = entry.holding
+        counted = holding if holding is not None and len(holding) > 1 \
+            and self._ordering is not None and nodes.counting(holding) else None
+        # (a group column of one of the groups to avoid, if the
+        # class has one: see :meth:`~.blocks.NodeClass.group_column`)
+        apart = None
+        if groups and nodes.grouped:
+            for group in groups:
+                apart = nodes.grouped.get(group)
+                if apart is not None:
+                    break
+        found = first_in_class(nodes, refused.sieve, workload, groups, start, high,
+                               shape, needed, refused, skip,
+                               holding if self._ordering is None else None, counted,
+                               apart)
+        if nodes.misled is not None:
+            # (many nodes passing the sieve's first column were
+            # short of another: the next sieves may lead with it)
+            entry.promote(nodes.misled)
+        if nodes.denied and entry.deferred and self._denied(nodes, entry):
+            self._layout += 1  # (the plans sieve on those columns from now on)
+        if groups and nodes.stepped >= self._grouping[0] and apart is None:
+            # (it stepped over many nodes hosting its groups, one by one)
+            for group in sorted(groups):
+                if nodes.group_column(group) is not None:
+                    break
+        nodes.countdown -= 1
+        if not nodes.countdown and review_joint(nodes, workload.requirements,
+                                                workload.immunities, self._joint):
+            self._layout += 1  # (the plans sieve on the joint columns from now on)
+        return found
 
     def _scan(self, entry: Entry, workload: Workload, groups: FrozenSet[str],
               low: Any, high: Any) -> Tuple[bool, Optional[Any], Any]:
