@@ -2234,6 +2234,21 @@ def test_kinds_on_few_nodes_together_get_no_set_column(strategy, together):
     check_index(fast)
 
 
+@contextmanager
+def nodes_tried():
+    """The names of the nodes that searches try one by one (through
+    ``search.acceptable``) inside the block, in the order tried."""
+    tried = []
+    real = search.acceptable
+
+    def counting(slot, workload, groups):
+        tried.append(slot.name)
+        return real(slot, workload, groups)
+
+    with mock.patch.object(search, "acceptable", counting):
+        yield tried
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
 @pytest.mark.parametrize("together", [0, 256])
 def test_a_shape_led_by_a_rare_kind_tries_only_the_nodes_having_every_kind(strategy,
@@ -2250,16 +2265,9 @@ def test_a_shape_led_by_a_rare_kind_tries_only_the_nodes_having_every_kind(strat
         **({"b": 2} if at % 5 == 0 else {})}} for at in range(100)]
     with mock.patch.object(plans, "FEW", 20), mock.patch.object(plans, "TOGETHER", together):
         fast, reference = make_with_twin(strategy, nodes, rubric, 8)
-        tried = []
-        real = search.acceptable
-
-        def counting(slot, workload, groups):
-            tried.append(slot.name)
-            return real(slot, workload, groups)
-
         workloads = [{"name": f"w{at}", "requirements": {"cpu": 1, "a": 1, "b": 1},
                       "aversion_groups": ["g"]} for at in range(6)]
-        with mock.patch.object(search, "acceptable", counting):
+        with nodes_tried() as tried:
             assert fast.attempt_assign_loads(workloads[:1]) == reference.assign(workloads[:1])
         (plan,) = [plan for (shape, _), plan in fast._index._plans.items()
                    if set(shape) == {"cpu", "a", "b"}]
@@ -2296,18 +2304,11 @@ def test_kinds_each_on_many_nodes_try_the_nodes_having_them_all_in_order(strateg
         sum(name in node["resources"] for node in nodes) == 40 for name in "ab")
     with mock.patch.object(plans, "FEW_KEPT", 30), mock.patch.object(plans, "FEW_ALL_KEPT", 30):
         fast, reference = make_with_twin(strategy, nodes, rubric, 8)
-        tried = []
-        real = search.acceptable
-
-        def counting(slot, workload, groups):
-            tried.append(slot.name)
-            return real(slot, workload, groups)
-
         workloads = [{"name": f"w{at}", "requirements": {
             "cpu": 1 + at % 3, "mem": 2, "a": 1, "b": 1 + at % 2},
             **({"aversion_groups": ["g"]} if at % 4 == 0 else {})} for at in range(60)]
         placed = {}
-        with mock.patch.object(search, "acceptable", counting):
+        with nodes_tried() as tried:
             for at in range(0, 60, 6):
                 batch = workloads[at:at + 6]
                 answer = fast.attempt_assign_loads(batch)
