@@ -392,9 +392,9 @@ class NodeClass(DerivedColumns):
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
         self.cursors: Dict[Tuple[Tag, FrozenSet[str]], Cursor] = {}
-        # (per tag, how many searches tried its bearers in order first and
+        # (how many searches tried the bearers of a tag in order first, and
         # how many of them went on to the sieve: see :data:`.plans.SCAN_LIMIT`)
-        self.scans: Dict[Tag, List[int]] = {}
+        self.scans: List[int] = [0, 0]
 
     @property
     def hot(self) -> Set[str]:

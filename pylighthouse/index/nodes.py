@@ -608,14 +608,12 @@ class NodeIndex:
         node found (or ``None``), and where its sieve is to search from
         when not answered: the order key of the first of those nodes not
         tried (the nodes before it lacking such a resource refuse too), or
-        ``low`` when the class no longer tries them for this resource (see
+        ``low`` when the class no longer tries them (see
         :data:`~.plans.SCAN_MISSES`). O(S) for S nodes tried, plus O(S) of
         the cursor's moves."""
         nodes, tag = entry.nodes, entry.scan
         assert tag is not None
-        tally = nodes.scans.get(tag)
-        if tally is None:
-            tally = nodes.scans[tag] = [0, 0]
+        tally = nodes.scans
         tried, missed = tally
         if tried >= plans.SCAN_TRIAL and missed > plans.SCAN_MISSES * tried:
             entry.scan = None  # (and not asked again for this shape)

@@ -67,8 +67,10 @@ FEW_ALL_KEPT = 400
 #: on: most searches find a node among the first few, where the blocks'
 #: search would pass blocks of full nodes and look inside blocks whose
 #: bounds pass on resources that sit on different nodes. A class stops
-#: trying them for a resource (or tuple) once more than
-#: :data:`SCAN_MISSES` of its searches went on to the sieve. 0: never.
+#: trying them once more than :data:`SCAN_MISSES` of such searches, for
+#: whatever resources, went on to the sieve: where they do, the class is
+#: full for most workloads, and each resource's trial would cost as much
+#: (hundreds of sets of kinds asked). 0: never.
 SCAN_LIMIT = 64
 #: See :data:`SCAN_LIMIT`: a share, once at least ``SCAN_TRIAL`` searches tried.
 SCAN_MISSES = 0.25
