@@ -918,9 +918,9 @@ def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
     starts = []  # (how many bearers each search passed without a look)
     real = index_nodes.first_in_order
 
-    def watched(slots, keys, workload, groups, low, high, skip=0):
+    def watched(slots, keys, workload, groups, low, high, skip=0, limit=0):
         starts.append(skip)
-        return real(slots, keys, workload, groups, low, high, skip)
+        return real(slots, keys, workload, groups, low, high, skip, limit)
 
     with mock.patch.object(index_nodes, "first_in_order", watched):
         assert fast.attempt_assign_loads(

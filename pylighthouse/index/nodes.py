@@ -46,8 +46,7 @@ from . import plans
 from .columns import GroupColumn
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
-from .search import (acceptable, first_among, first_in_class, first_in_order, first_of_few,
-                     refusing_run)
+from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
 
 
 #: Bearers of a tag kept in order searched from a count of those known to
@@ -499,10 +498,7 @@ class NodeIndex:
                 if self._ordering is None and (isinstance(tag, tuple)
                                                or len(bearers) > SORTED_AT_SEARCH):
                     # (kept in order by the class: see FEW_KEPT)
-                    slots, keys = entry.nodes.in_order(entry.tag)
-                    found = first_in_order(slots, keys, workload, groups, low, high,
-                                           self._cursor(entry.nodes, entry.tag, workload, slots)
-                                           if low is None and len(slots) > CURSOR_AT else 0)
+                    found = self._first_kept(entry.nodes, tag, workload, groups, low, high)[0]
                 else:
                     found = first_among(bearers, workload, groups, low, high)
             else:
@@ -618,16 +614,25 @@ class NodeIndex:
         if tried >= plans.SCAN_TRIAL and missed > plans.SCAN_MISSES * tried:
             entry.scan = None  # (and not asked again for this shape)
             return False, None, low
-        slots, keys = nodes.in_order(tag)
-        skip = self._cursor(nodes, tag, workload, slots, plans.SCAN_LIMIT) \
-            if low is None and len(slots) > CURSOR_AT else 0
-        found, stop = first_of_few(slots, keys, workload, groups, low, high, skip,
-                                   plans.SCAN_LIMIT)
+        found, stop = self._first_kept(nodes, tag, workload, groups, low, high,
+                                       plans.SCAN_LIMIT)
         tally[0] = tried + 1
         if stop is None:
             return True, found, None
         tally[1] = missed + 1
-        return False, None, keys[stop]
+        return False, None, nodes.in_order(tag)[1][stop]
+
+    def _first_kept(self, nodes: NodeClass, tag: Tag, workload: Workload,
+                    groups: FrozenSet[str], low: Any, high: Any,
+                    limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
+        """:func:`~.search.first_in_order` over the bearers of ``tag`` that
+        the class keeps in order, from those known to refuse on (see
+        :meth:`_cursor`, which passes at most ``limit`` a call), trying at
+        most ``limit`` (0: every one)."""
+        slots, keys = nodes.in_order(tag)
+        skip = self._cursor(nodes, tag, workload, slots, limit) \
+            if low is None and len(slots) > CURSOR_AT else 0
+        return first_in_order(slots, keys, workload, groups, low, high, skip, limit)
 
     @staticmethod
     def _denied(nodes: NodeClass, entry: Entry) -> bool:

@@ -99,8 +99,8 @@ from ..model import Workload
 from .blocks import BY_KEY, NodeClass, Refused
 from .columns import INF, NEG, GroupColumn, JointColumn
 
-__all__ = ["first_in_class", "first_among", "first_in_order", "first_of_few", "acceptable",
-           "refusing_run", "Sieve"]
+__all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "refusing_run",
+           "Sieve"]
 
 #: (column, threshold) pairs.
 Sieve = List[Tuple[Any, float]]
@@ -637,24 +637,15 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
 
 
 def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload,
-                   groups: FrozenSet[str], low: Any, high: Any,
-                   skip: int = 0) -> Optional[Any]:
+                   groups: FrozenSet[str], low: Any, high: Any, skip: int = 0,
+                   limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
     """:func:`first_among` over candidates already in order (``keys``:
     their order keys, ascending): no sort at each search; the first
     ``skip`` of them are known to refuse (see
-    :meth:`.nodes.NodeIndex._cursor`).
-
-    Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
-    """
-    return first_of_few(slots, keys, workload, groups, low, high, skip, 0)[0]
-
-
-def first_of_few(slots: Sequence[Any], keys: Sequence[Any], workload: Workload,
-                 groups: FrozenSet[str], low: Any, high: Any, skip: int,
-                 limit: int) -> Tuple[Optional[Any], Optional[int]]:
-    """:func:`first_in_order`, trying at most ``limit`` candidates (0: every
-    one): the node found (or ``None``), and the position of the first
-    candidate not tried when the limit stopped the search (else ``None``).
+    :meth:`.nodes.NodeIndex._cursor`), and at most ``limit`` are tried (0:
+    every one). The node found (or ``None``), and the position of the
+    first candidate not tried when the limit stopped the search (else
+    ``None``).
 
     Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
     """
