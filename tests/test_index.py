@@ -2358,11 +2358,63 @@ def test_a_resource_on_many_nodes_tries_a_few_bearers_then_the_columns(strategy)
             (nodes_class,) = fast._index._classes.values()
             tallies.append(list(nodes_class.scans))
         check_index(fast)
-    tried, missed = tallies[-1]
+    tried, missed, _ = tallies[-1]
     assert tried > missed > 0, tallies  # (both answered and went on to the sieve)
     assert None in answers.values() and len(set(answers.values())) > 80
     # (then more than a quarter had gone on: the last batch tried none)
     assert missed > plans.SCAN_MISSES * tried and tallies[-1] == tallies[-2], tallies
+
+
+def test_a_class_that_gave_up_trying_bearers_tries_them_again_once_room_came_back():
+    """A class that stopped trying the bearers of a resource one by one
+    (more than ``SCAN_MISSES`` of such searches went on to the sieve: the
+    resource ran out) keeps to the sieve while nothing gains room; once
+    nodes gained room as many times as ``SCAN_REGAINED`` of its nodes
+    (here, every workload released), it tries them again and judges
+    afresh. Every decision is the reference's. (Prioritized: RoundRobin
+    gives up the same way, on other workloads, see
+    ``test_a_resource_on_many_nodes_tries_a_few_bearers_then_the_columns``.)"""
+    strategy = "Prioritized"
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": 8, "mem": 32, **({"ssd": 4} if at % 4 else {})}} for at in range(120)]
+
+    def alike(prefix, number):
+        return [{"name": f"{prefix}{at}", "requirements": {"cpu": 1, "mem": 1, "ssd": 1}}
+                for at in range(number)]
+
+    def apart(prefix, number):
+        # (no two alike, and none asking at least as much as another of
+        # everything: none is answered from the shapes known to fit nowhere)
+        return [{"name": f"{prefix}{at}", "requirements": {
+            "cpu": 1 + at / 1000, "mem": 2 - at / 1000, "ssd": 1}} for at in range(number)]
+
+    with mock.patch.object(plans, "FEW_KEPT", 20), mock.patch.object(plans, "SCAN_LIMIT", 4), \
+            mock.patch.object(plans, "SCAN_TRIAL", 16):
+        fast, reference = make_with_twin(strategy, nodes, None, 8)
+        (nodes_class,) = fast._index._classes.values()
+        steps = [("assign", apart("fill", 360)), ("assign", apart("late", 200)),
+                 ("assign", apart("later", 20)),
+                 ("release", [f"fill{at}" for at in range(360)]),
+                 ("assign", alike("again", 100))]
+        tallies, answers = [], []
+        for step in steps:
+            answers.append(run(step, fast))
+            assert answers[-1] == run_reference(step, reference), step[0]
+            assert_same_state(fast, reference)
+            tallies.append(list(nodes_class.scans))
+        check_index(fast)
+    # (the 90 bearers took all 360 and no more; workloads no two alike,
+    # the nodes known to refuse one tell nothing of the next: the first
+    # bearers tried were full, more than a quarter of the searches went on
+    # to the sieve, and the class gave up while filling them)
+    assert None not in answers[0].values()
+    assert set(answers[1].values()) == set(answers[2].values()) == {None}
+    tried, missed, mark = tallies[0]
+    assert tried < 360 and missed > plans.SCAN_MISSES * tried and mark >= 0, tallies
+    # (no later search tried them, nor did the release, until the next search)
+    assert tallies[0] == tallies[1] == tallies[2] == tallies[3], tallies
+    # (then every search tried the bearers again and found one among them)
+    assert None not in answers[4].values() and tallies[4] == [100, 0, -1], tallies
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])

@@ -392,9 +392,11 @@ class NodeClass(DerivedColumns):
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
         self.cursors: Dict[Tuple[Tag, FrozenSet[str]], Cursor] = {}
-        # (how many searches tried the bearers of a tag in order first, and
-        # how many of them went on to the sieve: see :data:`.plans.SCAN_LIMIT`)
-        self.scans: List[int] = [0, 0]
+        # (how many searches tried the bearers of a tag in order first, how
+        # many of them went on to the sieve, and, once the class gave up
+        # trying them, the index's count of nodes gaining room then, else
+        # -1: see :data:`.plans.SCAN_LIMIT`)
+        self.scans: List[int] = [0, 0, -1]
 
     @property
     def hot(self) -> Set[str]:

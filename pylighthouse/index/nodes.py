@@ -605,15 +605,22 @@ class NodeIndex:
         when not answered: the order key of the first of those nodes not
         tried (the nodes before it lacking such a resource refuse too), or
         ``low`` when the class no longer tries them (see
-        :data:`~.plans.SCAN_MISSES`). O(S) for S nodes tried, plus O(S) of
-        the cursor's moves."""
+        :data:`~.plans.SCAN_MISSES`, until nodes gained room as often as
+        :data:`~.plans.SCAN_REGAINED` of the class's nodes since). O(S) for
+        S nodes tried, plus O(S) of the cursor's moves."""
         nodes, tag = entry.nodes, entry.scan
         assert tag is not None
         tally = nodes.scans
-        tried, missed = tally
+        tried, missed, mark = tally
         if tried >= plans.SCAN_TRIAL and missed > plans.SCAN_MISSES * tried:
-            entry.scan = None  # (and not asked again for this shape)
-            return False, None, low
+            if mark < 0:
+                tally[2] = mark = self._grown  # (given up: from now on)
+            if self._grown - mark < plans.SCAN_REGAINED * nodes.size:
+                return False, None, low
+            # (many nodes gained room since: such searches are tried again,
+            # and judged afresh)
+            tried = missed = tally[1] = 0
+            tally[2] = -1
         found, stop = self._first_kept(nodes, tag, workload, groups, low, high,
                                        plans.SCAN_LIMIT)
         tally[0] = tried + 1

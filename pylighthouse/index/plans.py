@@ -34,8 +34,8 @@ from .blocks import Floor, NodeClass, Tag
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "FEW_ALL_KEPT", "SCAN_LIMIT", "SORTED_AT_SEARCH", "few_bearers",
-           "deferrable", "DENIALS"]
+           "FEW_KEPT", "FEW_ALL_KEPT", "SCAN_LIMIT", "SCAN_REGAINED", "SORTED_AT_SEARCH",
+           "few_bearers", "deferrable", "DENIALS"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
 #: node, where nodes move in their order at every placement (BinPack,
@@ -70,11 +70,15 @@ FEW_ALL_KEPT = 400
 #: trying them once more than :data:`SCAN_MISSES` of such searches, for
 #: whatever resources, went on to the sieve: where they do, the class is
 #: full for most workloads, and each resource's trial would cost as much
-#: (hundreds of sets of kinds asked). 0: never.
+#: (hundreds of sets of kinds asked); it tries them again, and judges
+#: afresh, once nodes gained room (a release, an uncordon) as many times
+#: as :data:`SCAN_REGAINED` of its nodes since. 0: never.
 SCAN_LIMIT = 64
 #: See :data:`SCAN_LIMIT`: a share, once at least ``SCAN_TRIAL`` searches tried.
 SCAN_MISSES = 0.25
 SCAN_TRIAL = 32
+#: See :data:`SCAN_LIMIT`: a share of the class's nodes.
+SCAN_REGAINED = 0.25
 #: Bearers of a tag at most this many are sorted at each search all the
 #: same (a hostname's one node costs less so than looked up).
 SORTED_AT_SEARCH = 8
