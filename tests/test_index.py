@@ -2329,9 +2329,9 @@ def test_a_resource_on_many_nodes_tries_a_few_bearers_then_the_columns(strategy)
     nodes than are tried one by one tries at most ``SCAN_LIMIT`` of its
     bearers in order first, then its sieve from the next bearer on; once
     more than ``SCAN_MISSES`` of a class's such searches went on to the
-    sieve, it goes straight to the sieve. Through placements, releases,
-    groups and workloads that fit nowhere, every decision is the
-    reference's."""
+    sieve, it goes straight to the sieve, until every workload is released:
+    then it tries them again. Through placements, releases, groups and
+    workloads that fit nowhere, every decision is the reference's."""
     import random
     rng = random.Random(3)
     nodes = [{"name": f"n{at:03d}", "resources": {
@@ -2363,6 +2363,19 @@ def test_a_resource_on_many_nodes_tries_a_few_bearers_then_the_columns(strategy)
     assert None in answers.values() and len(set(answers.values())) > 80
     # (then more than a quarter had gone on: the last batch tried none)
     assert missed > plans.SCAN_MISSES * tried and tallies[-1] == tallies[-2], tallies
+    # (once every workload is released, the next batch tries them again,
+    # its searches counted afresh)
+    with mock.patch.object(plans, "FEW_KEPT", 20), mock.patch.object(plans, "SCAN_LIMIT", 4), \
+            mock.patch.object(plans, "SCAN_TRIAL", 16):
+        release = ("release", sorted(reference.assignments()))
+        assert run(release, fast) == run_reference(release, reference)
+        step = ("assign", [{"name": f"again{at}", "requirements": {"cpu": 1, "mem": 1, "ssd": 1}}
+                           for at in range(40)])
+        assert run(step, fast) == run_reference(step, reference)
+        assert_same_state(fast, reference)
+        check_index(fast)
+    again = nodes_class.scans
+    assert 0 < again[0] <= 40 and again[1] == 0 and again[2] == -1, (tallies, again)
 
 
 def test_a_class_that_gave_up_trying_bearers_tries_them_again_once_room_came_back():
