@@ -169,6 +169,9 @@ class NodeIndex:
         self._order: List[Any] = []  # join order keys, when there is no rubric
         self._layout = 0  # moves when classes appear, vanish or gain names
         self._grown = 0  # moves when any open node gains room
+        # (the requirement vector of the last search that made a sieve, the
+        # object, with its floats: the classes of one search share them)
+        self._floats: Tuple[Optional[Tuple[Decimal, ...]], Dict[str, float]] = (None, {})
         self._plans: Dict[Shape, Plan] = {}
         # (per set of names asked for and immunities, the plan made last)
         self._named_plans: Dict[Tuple[FrozenSet[str], FrozenSet[str]], Plan] = {}
@@ -523,7 +526,9 @@ class NodeIndex:
         it, for as long as the entry stands: a workload of a flavour seen
         before reads no float and makes no sieve. (The entry keeps the last
         sieve it made, with ``needed``, the object: the next span of the
-        same search, whose record of the vector is new, takes it.) What the
+        same search, whose record of the vector is new, takes it; and the
+        index keeps the floats of the last ``needed``, which the classes of
+        one search share.) What the
         search found out stays with the class: a column to lead with,
         columns no longer put off, joint columns, and, after a search that
         stepped over :data:`AVERSE_RUN` nodes hosting one of ``groups``
@@ -538,8 +543,11 @@ class NodeIndex:
             if entry.last is needed:
                 refused.sieve = entry.last_sieve
             else:
-                refused.sieve = entry.last_sieve = entry.sieve(
-                    floats_of(workload.requirements), self._ordering is None)
+                known, floats = self._floats
+                if known is not needed:  # (read once a search, whatever its classes)
+                    floats = floats_of(workload.requirements)
+                    self._floats = (needed, floats)
+                refused.sieve = entry.last_sieve = entry.sieve(floats, self._ordering is None)
                 entry.last = needed
             refused.made_by = entry.serial
         skip = 0
@@ -627,19 +635,22 @@ class NodeIndex:
         if stop is None:
             return True, found, None
         tally[1] = missed + 1
-        return False, None, nodes.in_order(tag)[1][stop]
+        return False, None, stop
 
     def _first_kept(self, nodes: NodeClass, tag: Tag, workload: Workload,
                     groups: FrozenSet[str], low: Any, high: Any,
-                    limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
+                    limit: int = 0) -> Tuple[Optional[Any], Any]:
         """:func:`~.search.first_in_order` over the bearers of ``tag`` that
         the class keeps in order, from those known to refuse on (see
         :meth:`_cursor`, which passes at most ``limit`` a call), trying at
-        most ``limit`` (0: every one)."""
+        most ``limit`` (0: every one): the node found (or ``None``), and
+        the order key of the first bearer not tried when the limit stopped
+        the search (else ``None``)."""
         slots, keys = nodes.in_order(tag)
         skip = self._cursor(nodes, tag, workload, slots, limit) \
             if low is None and len(slots) > CURSOR_AT else 0
-        return first_in_order(slots, keys, workload, groups, low, high, skip, limit)
+        found, stop = first_in_order(slots, keys, workload, groups, low, high, skip, limit)
+        return found, None if stop is None else keys[stop]
 
     @staticmethod
     def _denied(nodes: NodeClass, entry: Entry) -> bool:
