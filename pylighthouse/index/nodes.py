@@ -169,9 +169,6 @@ class NodeIndex:
         self._order: List[Any] = []  # join order keys, when there is no rubric
         self._layout = 0  # moves when classes appear, vanish or gain names
         self._grown = 0  # moves when any open node gains room
-        # (the requirement vector of the last search that made a sieve, the
-        # object, with its floats: the classes of one search share them)
-        self._floats: Tuple[Optional[Tuple[Decimal, ...]], Dict[str, float]] = (None, {})
         self._plans: Dict[Shape, Plan] = {}
         # (per set of names asked for and immunities, the plan made last)
         self._named_plans: Dict[Tuple[FrozenSet[str], FrozenSet[str]], Plan] = {}
@@ -526,9 +523,7 @@ class NodeIndex:
         it, for as long as the entry stands: a workload of a flavour seen
         before reads no float and makes no sieve. (The entry keeps the last
         sieve it made, with ``needed``, the object: the next span of the
-        same search, whose record of the vector is new, takes it; and the
-        index keeps the floats of the last ``needed``, which the classes of
-        one search share.) What the
+        same search, whose record of the vector is new, takes it.) What the
         search found out stays with the class: a column to lead with,
         columns no longer put off, joint columns, and, after a search that
         stepped over :data:`AVERSE_RUN` nodes hosting one of ``groups``
@@ -543,11 +538,10 @@ class NodeIndex:
             if entry.last is needed:
                 refused.sieve = entry.last_sieve
             else:
-                known, floats = self._floats
-                if known is not needed:  # (read once a search, whatever its classes)
-                    floats = floats_of(workload.requirements)
-                    self._floats = (needed, floats)
-                refused.sieve = entry.last_sieve = entry.sieve(floats, self._ordering is None)
+                # (read again for each class that makes a sieve in one
+                # search: sharing them cost more, most searches make one)
+                refused.sieve = entry.last_sieve = entry.sieve(
+                    floats_of(workload.requirements), self._ordering is None)
                 entry.last = needed
             refused.made_by = entry.serial
         skip = 0
