@@ -11,10 +11,13 @@ import decimal
 import functools
 import operator
 import threading
-from collections import Counter
+from collections import Counter, deque
 from decimal import Decimal
-from typing import (Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Mapping,
-                    Optional, Sequence, Set, Tuple, Type, TypeVar, Union, cast)
+from itertools import compress
+from operator import ge
+from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, KeysView,
+                    List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
+                    cast)
 
 import attr
 
@@ -60,6 +63,14 @@ class _Slot:
 #: How many nodes a pass may have changed since a search for a workload
 #: before :class:`_Pass` no longer lets an equal one resume after it.
 RECHECK = 32
+#: A pass counts, over this many searches that looked for an earlier
+#: search they ask at least as much as (:meth:`_Pass.since`), those
+#: that found one; when fewer than one in :data:`DOMINANCE_SHARE` did,
+#: the next :data:`DOMINANCE_REST` searches do not look (twice as many
+#: after each such count in a row).
+DOMINANCE_TRIAL = 64
+DOMINANCE_SHARE = 8
+DOMINANCE_REST = 1024
 
 #: What :class:`_Pass` keeps of a search: the requirements mapping, the
 #: immunities, the order key it resumes at, how many nodes the pass had
@@ -87,9 +98,19 @@ class _Pass:
     A workload with aversion groups resumes the same way: its node is the
     first where it fits, unless that one hosts one of its groups; then the
     first after it that fits and hosts none, if there is one.
+
+    A workload asking at least as much as the workload of an earlier
+    search resumes after that search too: it asks for every resource the
+    other asked for, no less of each, nothing below zero, with the same
+    immunities, so every node that refused the other refuses it. The
+    searches of the last :data:`RECHECK` placements are kept for this
+    (``recent``) and looked at latest first; a pass stops looking for a
+    while when they seldom serve (workloads placed largest first, each
+    with its own quantities, are rarely larger than one before them).
     """
 
-    __slots__ = ("changed", "found", "avoided", "first", "index", "grown")
+    __slots__ = ("changed", "found", "avoided", "first", "index", "grown", "recent",
+                 "named", "tried", "served", "resting", "rest")
 
     def __init__(self, index: NodeIndex) -> None:
         self.index = index
@@ -105,29 +126,76 @@ class _Pass:
         #: (set by the search; the node it goes to, unless it avoided that
         #: one for an aversion group).
         self.first: Optional[_Slot] = None
+        #: What ``found`` keeps of the searches of the last :data:`RECHECK`
+        #: placements (no older one may be resumed after), oldest first,
+        #: but while resting (see below), and the names each asked for.
+        self.recent: Deque[_Found] = deque(maxlen=RECHECK)
+        self.named: Deque[KeysView[str]] = deque(maxlen=RECHECK)
+        #: Searches that looked in ``recent`` since the last count
+        #: (:data:`DOMINANCE_TRIAL`), how many found a search there, how
+        #: many searches are still to pass without looking, and how many
+        #: pass at the next rest (doubled at each rest in a row).
+        self.tried = self.served = self.resting = 0
+        self.rest = DOMINANCE_REST
 
     def since(self, workload: Workload, avoiding: bool = False,
-              ) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any, _Slot]]:
+              ) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any, _Slot, bool]]:
         """The nodes changed since the last search for a workload fitting
-        exactly as ``workload`` does, the key it resumes at and the node
-        that search found there; ``None`` when there is no such search, or
-        too many nodes changed since. ``avoiding``: the search for a node
-        past the first where it fits, avoiding its groups."""
+        exactly as ``workload`` does, the key it resumes at, the node
+        that search found there, and ``False``; else, but for ``avoiding``,
+        the same of the latest search in ``recent`` for a workload that
+        ``workload`` asks at least as much as (see the class docstring),
+        and ``True``; ``None`` when there is no such search, or too many
+        nodes changed since. ``avoiding``: the search for a node past the
+        first where it fits, avoiding its groups. O(1) for an equal
+        workload's; else O(S x R) in C for S searches looked at, of R
+        requirements."""
         if self.index.grown != self.grown:  # a node gained room: forget
             self.found.clear()
             self.avoided.clear()
+            self.recent.clear()
+            self.named.clear()
             self.grown = self.index.grown
             return None
         requirements = workload.requirements
         known = self.avoided.get((id(requirements), workload.aversion_groups)) if avoiding \
             else self.found.get(id(requirements))
-        if known is None:
+        if known is not None:
+            same, immunities, key, count, node = known
+            if same is requirements and immunities == workload.immunities \
+                    and len(self.changed) - count <= RECHECK:
+                return self.changed[count:], key, node, False
+        if avoiding:
             return None
-        same, immunities, key, count, node = known
-        if same is not requirements or immunities != workload.immunities \
-                or len(self.changed) - count > RECHECK:
+        if self.resting:
+            self.resting -= 1
             return None
-        return self.changed[count:], key, node
+        if not requirements or min(requirements.values()) < ZERO:
+            return None  # (a negative requirement may take a node's shortfall away)
+        of = requirements.__getitem__
+        immunities = workload.immunities
+        found = None
+        # (the searches asking for no name the workload does not, latest
+        # first, picked in C; then their quantities, compared in C)
+        for same, others, key, count, node in compress(
+                reversed(self.recent), map(requirements.keys().__ge__, reversed(self.named))):
+            if others == immunities and all(map(ge, map(of, same), same.values())):
+                found = self.changed[count:], key, node, True
+                self.served += 1
+                break
+        self.tried += 1
+        if self.tried == DOMINANCE_TRIAL:
+            if self.served * DOMINANCE_SHARE < self.tried:
+                # (rest, keeping no searches: those kept when the rest
+                # ends are the latest again, see :meth:`took`)
+                self.resting = self.rest
+                self.rest *= 2
+                self.recent.clear()
+                self.named.clear()
+            else:
+                self.rest = DOMINANCE_REST
+            self.tried = self.served = 0
+        return found
 
     def took(self, workload: Workload, slot: _Slot) -> None:
         """``workload`` is about to go to ``slot``; :attr:`first` is the
@@ -136,11 +204,16 @@ class _Pass:
         assert first is not None
         requirements = workload.requirements
         count = len(self.changed)
-        self.found[id(requirements)] = (requirements, workload.immunities, first.key, count,
-                                        first)
+        self.found[id(requirements)] = known = (requirements, workload.immunities, first.key,
+                                                count, first)
         if slot is not first:
             self.avoided[id(requirements), workload.aversion_groups] = (
                 requirements, workload.immunities, slot.key, count, slot)
+        if self.resting < RECHECK:
+            # (kept from the end of a rest on: each of the last placements
+            # then, which the deques hold, is kept)
+            self.recent.append(known)
+            self.named.append(requirements.keys())
         self.changed.append((slot, slot.key))
 
 
@@ -865,7 +938,8 @@ class Distributor:
         assert index is not None
         resume = run.since(workload)
         first: Optional[_Slot] = index.first_fit(workload) if resume is None \
-            else index.first_fit_after(workload, resume[0], resume[1], at=resume[2])
+            else index.first_fit_after(workload, resume[0], resume[1], at=resume[2],
+                                       unproven=resume[3])
         run.first = first
         groups = workload.aversion_groups
         if first is not None and groups and not first.groups.keys().isdisjoint(groups):

@@ -2170,6 +2170,140 @@ def test_runs_of_equal_workloads_with_ward_offsets_decide_like_the_reference(str
     check_index(fast)
 
 
+@settings(max_examples=80, deadline=None)
+@given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
+       load=st.sampled_from([1, 2, 8]))
+def test_workloads_asking_more_than_earlier_ones_resume_and_decide_like_the_reference(
+        strategy, seed, load):
+    """Workloads each with its own requirements, many of equal score (the
+    kinds they add are not in the rubric), so that many ask at least as
+    much as one placed before them and resume after it: some ask for a tag,
+    give room (a negative requirement), carry an immunity or a group; some
+    nodes bear a ward; a node is cordoned between calls. Every decision is
+    the reference's, in one call, after a release and a cordon, and in a
+    second call."""
+    rng = random.Random(seed)
+    kinds = ["gpu", "fpga", "lic"]
+    nodes = [{"name": "big", "resources": dict({"cpu": 50, "mem": 50},
+                                               **{kind: 50 for kind in kinds})}]
+    for i in range(rng.randrange(3, 40)):
+        resources = {"cpu": rng.choice([2, 4, 8]), "mem": rng.choice([2, 4, 8]),
+                     f"host-{i}": 0}
+        for kind in kinds:
+            if rng.random() < 0.5:
+                resources[kind] = rng.randrange(1, 6)
+        if rng.random() < 0.15:
+            resources["spiders"] = -1
+        nodes.append({"name": f"n{i:02d}", "resources": resources})
+
+    def batch(prefix, count):
+        loads = []
+        for i in range(count):
+            requirements = {"cpu": rng.choice([1, 2]), "mem": rng.choice([1, 1, 2])}
+            for kind in rng.sample(kinds, rng.randrange(0, 4)):
+                requirements[kind] = rng.randrange(1, 4)
+            if rng.random() < 0.05:
+                requirements[f"host-{rng.randrange(len(nodes) - 1)}"] = 0
+            if rng.random() < 0.05:
+                requirements["spiders"] = -1
+            spec = {"name": f"{prefix}{i:03d}", "requirements": requirements}
+            if rng.random() < 0.1:
+                spec["immunities"] = ["spiders"]
+            if rng.random() < 0.1:
+                spec["aversion_groups"] = [rng.choice("ab")]
+            loads.append(spec)
+        return loads
+
+    rubric = {"cpu": 1, "mem": 0.5}
+    fast, reference = make_with_twin(strategy, nodes, rubric, load)
+    # (The second asks for all the first does and more, at the same score:
+    # its search resumes after the first's.)
+    first = [{"name": "a0", "requirements": {"cpu": 1, "mem": 1}},
+             {"name": "a1", "requirements": {"cpu": 1, "mem": 1, "gpu": 1}}] \
+        + batch("w", rng.randrange(10, 150))
+    with mock.patch.object(NodeIndex, "first_fit_after",
+                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed:
+        assert fast.attempt_assign_loads(first) == reference.assign(first)
+        assert_same_state(fast, reference)
+        placed = sorted(reference.assignments())
+        for operation in [("release", rng.sample(placed, len(placed) // 2)),
+                          ("cordon", rng.choice(nodes)["name"]),
+                          ("assign", batch("v", 80))]:
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+    assert any(call.kwargs.get("unproven") for call in resumed.call_args_list)
+    check_index(fast)
+
+
+def test_which_earlier_search_a_workload_asking_more_resumes_after():
+    """A workload resumes after the latest search of its pass for one it
+    asks at least as much as: every name, no less of each, the same
+    immunities, nothing below zero (a negative requirement may give room
+    to a node that refused the earlier one; placing one makes the pass
+    forget its searches)."""
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 8, "mem": 8, "disk": 8, "gpu": 8}}
+             for i in range(3)]
+    # (one score for all: placed in the order of their names)
+    loads = [{"name": "a0", "requirements": {"cpu": 1, "mem": 1}},
+             {"name": "a1", "requirements": {"cpu": 1, "mem": 2}},  # more than a0
+             {"name": "a2", "requirements": {"cpu": 1, "mem": 1, "disk": 1}},  # a0 only
+             {"name": "a3", "requirements": {"cpu": 1}},  # no mem: none
+             {"name": "a4", "requirements": {"cpu": 1, "mem": 3},
+              "immunities": ["gpu"]},  # another immunity: none
+             {"name": "a5", "requirements": {"cpu": 1, "mem": 2, "gpu": -1}},  # gives room
+             {"name": "a6", "requirements": {"cpu": 1, "mem": 2}},  # forgotten: none
+             {"name": "a7", "requirements": {"cpu": 1, "mem": 2, "disk": 0}}]  # a6
+    fast, reference = make_with_twin("BinPack", nodes, {"cpu": 1}, 1)
+    after, firsts = {}, {}
+    original = Distributor._choose_in_pass
+
+    def choose(self, workload, run):
+        resume = run.since(workload)
+        # (the key it resumes at, and whether it asks more than that search's)
+        after[workload.name] = None if resume is None else (resume[1], resume[3])
+        chosen = original(self, workload, run)
+        firsts[run.first.key] = workload.name
+        return chosen
+
+    with mock.patch.object(Distributor, "_choose_in_pass", choose):
+        assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+    assert_same_state(fast, reference)
+    check_index(fast)
+    assert {name: firsts[known[0]] for name, known in after.items() if known is not None} \
+        == {"a1": "a0", "a2": "a0", "a7": "a6"}
+    assert all(known[1] for known in after.values() if known is not None)
+
+
+def test_a_pass_rests_from_looking_for_smaller_searches_when_none_serves():
+    """Workloads placed largest first, each with its own quantities, never
+    ask as much as one before them: after DOMINANCE_TRIAL looks that found
+    nothing the pass stops looking for DOMINANCE_REST searches, then looks
+    again, and rests twice as long after another such count."""
+    from pylighthouse import distributors
+    trial, rest = distributors.DOMINANCE_TRIAL, distributors.DOMINANCE_REST
+    count = 3 * trial + 3 * rest
+    loads = [{"name": f"w{i:05d}", "requirements": {"cpu": Decimal(count - i)}}
+             for i in range(count)]
+    fast = lighthouse.BinPackDistributor({"cpu": 1},
+                                         [{"name": "n", "resources": {"cpu": count * count}}])
+    looks, answers = [], []
+    original = distributors._Pass.since
+
+    def since(run, workload, avoiding=False):
+        looks.append(not run.resting)  # (no equal workload: a look unless resting)
+        answers.append(original(run, workload, avoiding))
+        return answers[-1]
+
+    with mock.patch.object(distributors._Pass, "since", since):
+        placed = fast.attempt_assign_loads(loads)
+    assert set(placed.values()) == {"n"}
+    assert len(looks) == count
+    # (64 looks, a rest of 1024, 64 looks, a rest of 2048, the last 64 looked)
+    assert looks == ([True] * trial + [False] * rest + [True] * trial
+                     + [False] * 2 * rest + [True] * trial)
+    assert answers == [None] * count
+
+
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])
 def test_a_flavour_seen_before_reuses_its_sieve_until_the_plan_changes(strategy):
     """The sieve of a requirement vector is made once per class and plan

@@ -397,25 +397,28 @@ class NodeIndex:
 
     def first_fit_after(self, workload: Workload, changed: Sequence[Tuple[Any, Any]],
                         key: Any, groups: FrozenSet[str] = NO_GROUPS,
-                        at: Optional[Any] = None) -> Optional[Any]:
+                        at: Optional[Any] = None, unproven: bool = False) -> Optional[Any]:
         """:meth:`first_fit` (from the first node) when the answer
         is known not to lie before order key ``key`` but in ``changed``:
         every node ordered before ``key`` refused a workload that fits
-        exactly as ``workload`` does (or hosted a workload of one of
-        ``groups``, the groups to avoid), and since then only the nodes of
-        ``changed`` changed, each by taking a workload (given with its
-        order key before it did). A node that only lost room, or gained a
-        group, still refuses: those of ``changed`` that sat at or after
-        ``key`` and now sit before it are asked; if none takes it, ``at``
-        (the node that sat at ``key``, if given) when it still does and
-        takes the workload; else the rest is searched from ``key`` on,
-        without wrapping around.
+        exactly as ``workload`` does, or, ``unproven``, one that ``workload``
+        asks at least as much as (or hosted a workload of one of ``groups``,
+        the groups to avoid), and since then only the nodes of ``changed``
+        changed, each by taking a workload (given with its order key before
+        it did). A node that only lost room, or gained a group, still
+        refuses: those of ``changed`` that sat at or after ``key`` and now
+        sit before it are asked; if none takes it, ``at`` (the node that sat
+        at ``key``, if given) when it still does and takes the workload;
+        else the rest is searched from ``key`` on, without wrapping around.
+        An equal workload found a node there, so its shape is looked up
+        among those proven to fit nowhere only with ``groups``;
+        ``unproven`` looks it up always.
 
         Cost: one check of the fit rule per such node and ``at``; then, if none
         takes it, :meth:`first_fit`'s over the blocks from ``key`` on.
         """
         shape = (tuple(workload.requirements), workload.immunities)
-        if groups and self._fits_nowhere(shape, workload.requirements, groups):
+        if (groups or unproven) and self._fits_nowhere(shape, workload.requirements, groups):
             return None
         best = None
         for slot, before in changed:
