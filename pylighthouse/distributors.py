@@ -13,7 +13,7 @@ import operator
 import threading
 from collections import Counter, deque
 from decimal import Decimal
-from itertools import compress
+from itertools import compress, islice
 from operator import ge
 from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, KeysView,
                     List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
@@ -69,6 +69,9 @@ RECHECK = 32
 #: the next :data:`DOMINANCE_REST` searches do not look (twice as many
 #: after each such count in a row).
 DOMINANCE_TRIAL = 64
+#: A look compares the quantities of at most this many searches, the
+#: latest asking for no name the workload does not.
+DOMINANCE_LOOK = 8
 DOMINANCE_SHARE = 8
 DOMINANCE_REST = 1024
 
@@ -104,7 +107,8 @@ class _Pass:
     other asked for, no less of each, nothing below zero, with the same
     immunities, so every node that refused the other refuses it. The
     searches of the last :data:`RECHECK` placements are kept for this
-    (``recent``) and looked at latest first; a pass stops looking for a
+    (``recent``) and looked at latest first (the quantities of at most
+    :data:`DOMINANCE_LOOK` of them); a pass stops looking for a
     while when they seldom serve (workloads placed largest first, each
     with its own quantities, are rarely larger than one before them).
     """
@@ -177,8 +181,9 @@ class _Pass:
         found = None
         # (the searches asking for no name the workload does not, latest
         # first, picked in C; then their quantities, compared in C)
-        for same, others, key, count, node in compress(
-                reversed(self.recent), map(requirements.keys().__ge__, reversed(self.named))):
+        for same, others, key, count, node in islice(compress(
+                reversed(self.recent), map(requirements.keys().__ge__, reversed(self.named))),
+                DOMINANCE_LOOK):
             if others == immunities and all(map(ge, map(of, same), same.values())):
                 found = self.changed[count:], key, node, True
                 self.served += 1
