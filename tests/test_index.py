@@ -1707,6 +1707,20 @@ def make_with_twin(strategy, nodes, rubric, load, denials="library"):
         return lighthouse.BestFitDistributor(nodes, rubric), BestFitReference(nodes, rubric)
 
 
+def placed_watching_resumes(fast, reference, first, then):
+    """``first`` placed by both, then each operation ``then`` gives for the
+    reference's placements: every answer and state the reference's. The
+    calls of :meth:`NodeIndex.first_fit_after` (the resumed searches)."""
+    with mock.patch.object(NodeIndex, "first_fit_after",
+                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed:
+        assert fast.attempt_assign_loads(first) == reference.assign(first)
+        assert_same_state(fast, reference)
+        for operation in then(sorted(reference.assignments())):
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+    return resumed.call_args_list
+
+
 @settings(max_examples=80, deadline=None)
 @given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
        load=st.sampled_from([1, 2, 3, 8]))
@@ -1739,16 +1753,9 @@ def test_runs_of_equal_workloads_resume_and_decide_like_the_reference(strategy, 
     # (Two equal workloads that fit every node start it: the second resumes.)
     first = [{"name": f"start{i}", "requirements": {"cpu": 1, "mem": 1}} for i in range(2)] \
         + batch("w", rng.randrange(10, 120))
-    with mock.patch.object(NodeIndex, "first_fit_after",
-                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed:
-        assert fast.attempt_assign_loads(first) == reference.assign(first)
-        assert_same_state(fast, reference)
-        placed = sorted(reference.assignments())
-        for operation in [("release", rng.sample(placed, len(placed) // 2)),
-                          ("assign", batch("v", 60))]:
-            assert run(operation, fast) == run_reference(operation, reference), operation
-            assert_same_state(fast, reference)
-    assert resumed.called
+    resumed = placed_watching_resumes(fast, reference, first, lambda placed: [
+        ("release", rng.sample(placed, len(placed) // 2)), ("assign", batch("v", 60))])
+    assert resumed
     check_index(fast)
 
 
@@ -2221,17 +2228,10 @@ def test_workloads_asking_more_than_earlier_ones_resume_and_decide_like_the_refe
     first = [{"name": "a0", "requirements": {"cpu": 1, "mem": 1}},
              {"name": "a1", "requirements": {"cpu": 1, "mem": 1, "gpu": 1}}] \
         + batch("w", rng.randrange(10, 150))
-    with mock.patch.object(NodeIndex, "first_fit_after",
-                           autospec=True, side_effect=NodeIndex.first_fit_after) as resumed:
-        assert fast.attempt_assign_loads(first) == reference.assign(first)
-        assert_same_state(fast, reference)
-        placed = sorted(reference.assignments())
-        for operation in [("release", rng.sample(placed, len(placed) // 2)),
-                          ("cordon", rng.choice(nodes)["name"]),
-                          ("assign", batch("v", 80))]:
-            assert run(operation, fast) == run_reference(operation, reference), operation
-            assert_same_state(fast, reference)
-    assert any(call.kwargs.get("unproven") for call in resumed.call_args_list)
+    resumed = placed_watching_resumes(fast, reference, first, lambda placed: [
+        ("release", rng.sample(placed, len(placed) // 2)),
+        ("cordon", rng.choice(nodes)["name"]), ("assign", batch("v", 80))])
+    assert any(call.kwargs.get("unproven") for call in resumed)
     check_index(fast)
 
 
