@@ -932,6 +932,46 @@ def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
     assert starts == [100, 101]
 
 
+def test_a_search_from_the_round_robin_cursor_passes_bearers_found_full():
+    """RoundRobin over 80 bearers of a gpu (every other one with room for
+    one workload) and 40 nodes without: the second round finds the even
+    bearers full and marks them, and the third round, searching from its
+    cursor, passes them without a check of the fit rule. A workload
+    asking for less than those before (no memory, less gpu) is refused by
+    one of them again: the marks held for workloads asking at least as
+    much as every one searched for. Every decision is the reference's."""
+    nodes = [{"name": f"g{at:03d}", "resources": {"cpu": 1 if at % 2 == 0 else 8, "mem": 64,
+                                                  "gpu": 100}} for at in range(80)] + \
+        [{"name": f"p{at:03d}", "resources": {"cpu": 8, "mem": 64}} for at in range(40)]
+    fast = make("RoundRobin", nodes, None, True, 8)
+    reference = Reference("RoundRobin", nodes, None)
+    refused = []  # (the names of the nodes the fit rule refused)
+    names = {id(slot.remaining): slot.name for slot in fast._index}
+    real = search.takes
+
+    def watched(remaining, workload):
+        taken = real(remaining, workload)
+        if not taken:
+            refused.append(names[id(remaining)])
+        return taken
+
+    rounds = [[{"name": f"w{turn}-{at:02d}", "requirements": {"cpu": 1, "mem": 1, "gpu": 2}}
+               for at in range(count)] for turn, count in enumerate([80, 40, 20])]
+    rounds.append([{"name": "less", "requirements": {"cpu": 1, "gpu": 1}}])
+    seen = []
+    with mock.patch.object(search, "takes", watched):
+        for loads in rounds:
+            refused.clear()
+            assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+            seen.append(list(refused))
+    assert_same_state(fast, reference)
+    # (the second round finds the full bearers after the first, which the
+    # count from the front passes; the third, from g000 to g039, passes
+    # them all; the last workload searches from g040)
+    assert seen == [[], [f"g{at:03d}" for at in range(2, 80, 2)], [], ["g040"]]
+    assert fast.assignments["less"] == "g041"
+
+
 def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
     """With a hostname tag per node, a workload asking for one is checked
     against that node alone (the tag map), not sieved through the cluster."""

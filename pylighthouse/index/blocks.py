@@ -267,19 +267,29 @@ class Floor:
 
 
 class Cursor:
-    """How many bearers of a tag, in order, refuse the workloads searched
-    for (see :meth:`.nodes.NodeIndex._cursor`): ``at``, the count; ``least``,
-    the names every one of them asked for with the least of each; kept
-    while :attr:`~.nodes.NodeIndex.grown` and the class's ``members`` are
+    """Which bearers of a tag, in order, refuse the workloads searched for
+    (see :meth:`.nodes.NodeIndex._cursor`): ``at``, how many from the
+    first; ``passed``, for a bearer further on found refusing, the
+    position of a bearer after it that is not known to refuse (see
+    :meth:`.nodes.NodeIndex._kept_from`); ``least``, the names every one
+    of those workloads asked for with the least of each. Kept while
+    :attr:`~.nodes.NodeIndex.grown` and the class's ``members`` are
     ``grown`` and ``members``."""
 
-    __slots__ = ("grown", "members", "least", "at")
+    __slots__ = ("grown", "members", "least", "at", "passed")
 
     def __init__(self, grown: int, members: int, least: Dict[str, Decimal]) -> None:
         self.grown = grown
         self.members = members
         self.least = least
         self.at = 0
+        self.passed: Dict[int, int] = {}
+
+    def lowered(self) -> None:
+        """Forget which bearers refuse: the floor came down."""
+        self.at = 0
+        if self.passed:
+            self.passed = {}
 
 
 class NodeClass(DerivedColumns):

@@ -644,9 +644,14 @@ class NodeIndex:
         the order key of the first bearer not tried when the limit stopped
         the search (else ``None``)."""
         slots, keys = nodes.in_order(tag)
-        skip = self._cursor(nodes, tag, workload, slots, limit) \
-            if low is None and len(slots) > CURSOR_AT else 0
-        found, stop = first_in_order(slots, keys, workload, groups, low, high, skip, limit)
+        if len(slots) <= CURSOR_AT:
+            found, stop = first_in_order(slots, keys, workload, groups, low, high, 0, limit)
+        elif low is None:
+            skip = self._cursor(nodes, tag, workload, slots, limit)
+            found, stop = first_in_order(slots, keys, workload, groups, low, high, skip, limit)
+        else:
+            found, stop = self._kept_from(nodes, tag, workload, groups, slots, keys, low,
+                                          high, limit)
         return found, None if stop is None else keys[stop]
 
     @staticmethod
@@ -678,24 +683,8 @@ class NodeIndex:
         O(F) for F names of the floor, plus O(F) per bearer passed, each
         once for as long as the count is kept; with ``limit``, at most that
         many bearers passed a call (the next goes on from there)."""
-        cursors = nodes.cursors
-        key = (tag, workload.immunities)
-        record = cursors.get(key)
-        requirements = workload.requirements
-        if record is None or record.grown != self._grown or record.members != nodes.members:
-            if len(cursors) >= MAX_CURSORS:
-                cursors.clear()
-            record = cursors[key] = Cursor(self._grown, nodes.members, dict(requirements))
+        record = self._floor(nodes, tag, workload)
         least = record.least
-        if not least.keys() <= requirements.keys():
-            for name in least.keys() - requirements.keys():
-                del least[name]
-            record.at = 0
-        for name, value in least.items():
-            needed = requirements[name]
-            if needed < value:
-                least[name] = needed
-                record.at = 0
         at = record.at
         # (at most ``limit`` bearers passed a call, if given: the next
         # call goes on from there)
@@ -717,6 +706,81 @@ class NodeIndex:
             at += 1
         record.at = at
         return at
+
+    def _floor(self, nodes: NodeClass, tag: Tag, workload: Workload) -> Cursor:
+        """The record of which bearers of ``tag`` refuse (see :meth:`_cursor`)
+        for the workload's immunities, its floor brought down to the
+        workload's requirements (forgetting the bearers known to refuse
+        when that lowered it), or a new one when a node gained room,
+        joined, left or was uncordoned. O(F) for F names of the floor."""
+        cursors = nodes.cursors
+        key = (tag, workload.immunities)
+        record = cursors.get(key)
+        requirements = workload.requirements
+        if record is None or record.grown != self._grown or record.members != nodes.members:
+            if len(cursors) >= MAX_CURSORS:
+                cursors.clear()
+            record = cursors[key] = Cursor(self._grown, nodes.members, dict(requirements))
+            return record
+        least = record.least
+        if not least.keys() <= requirements.keys():
+            for name in least.keys() - requirements.keys():
+                del least[name]
+            record.lowered()
+        for name, value in least.items():
+            needed = requirements[name]
+            if needed < value:
+                least[name] = needed
+                record.lowered()
+        return record
+
+    def _kept_from(self, nodes: NodeClass, tag: Tag, workload: Workload,
+                   groups: FrozenSet[str], slots: Sequence[Any], keys: Sequence[Any],
+                   low: Any, high: Any, limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
+        """:func:`~.search.first_in_order` from order key ``low`` (as
+        RoundRobin searches from its cursor), passing without a check the
+        bearers the tag's record (see :meth:`_floor`) knows to refuse: the
+        first ``at`` of them, and each one a search from a cursor found
+        refusing the floor (or cordoned) since, which this search marks in
+        turn. The marks are next pointers, followed and shortened as a
+        union-find's (path compression). The same bearers count toward
+        ``limit`` as when each is checked, so where a limited search stops
+        is unchanged. O(log K) for K bearers, plus one check of the fit rule
+        and O(F) for F names of the floor for each bearer checked, plus
+        near O(1) a bearer passed."""
+        record = self._floor(nodes, tag, workload)
+        least, passed, immunities = record.least, record.passed, workload.immunities
+        start = bisect_left(keys, low)
+        if start < record.at:
+            start = record.at
+        stop = len(keys) if high is None else bisect_left(keys, high)
+        end = stop if not limit or start + limit >= stop else start + limit
+        at = start
+        while at < end:
+            if at in passed:
+                first = at
+                while at in passed:
+                    at = passed[at]
+                while first != at:  # (every mark on the way points past them all)
+                    following = passed[first]
+                    passed[first] = at
+                    first = following
+                continue
+            slot = slots[at]
+            if acceptable(slot, workload, groups):
+                return slot, None
+            if slot.cordoned:
+                passed[at] = at + 1
+            else:
+                # (as in :meth:`_cursor`: the requirements' half of the fit rule)
+                remaining = slot.remaining
+                for name, value in least.items():
+                    left = remaining.get(name)
+                    if left is None or left < value and name not in immunities:
+                        passed[at] = at + 1  # (it refuses the floor on ``name``)
+                        break
+            at += 1
+        return None, (end if end < stop else None)
 
     def _plan(self, shape: Shape, requirements: Mapping[str, Decimal]) -> Plan:
         """The shape's plan: the one kept, made again once the classes
