@@ -972,6 +972,63 @@ def test_a_search_from_the_round_robin_cursor_passes_bearers_found_full():
     assert fast.assignments["less"] == "g041"
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("size", [120, 520])
+def test_round_robin_rounds_over_many_bearers_decide_like_the_reference(size, seed):
+    """RoundRobin's cursor going round a gpu's bearers many times (on 520
+    nodes, more bearers than a class tries one by one, so the search tries
+    at most ``SCAN_LIMIT`` of them before the columns), with full bearers,
+    workloads asking for less or more than those before, cordons, releases
+    and nodes joining between calls: every decision and the state after
+    each call are the reference's, and the search from the cursor ran."""
+    rng = random.Random(seed * 1009 + size)
+    nodes = []
+    for at in range(size):
+        resources = {"cpu": rng.choice([1, 2, 2, 4, 8]), "mem": rng.choice([2, 8, 32])}
+        if rng.random() < 0.85:
+            resources["gpu"] = rng.choice([1, 2, 4])
+        nodes.append({"name": f"n{at:03d}", "resources": resources})
+    fast = make("RoundRobin", nodes, None, True, 8)
+    reference = Reference("RoundRobin", nodes, None)
+    real = index_nodes.NodeIndex._kept_from
+    limits = []
+
+    def watched(self, *args, **kwargs):
+        limits.append(args[-1] if len(args) == 9 else kwargs.get("limit", 0))
+        return real(self, *args, **kwargs)
+
+    names = [spec["name"] for spec in nodes]
+    with mock.patch.object(index_nodes.NodeIndex, "_kept_from", watched):
+        for call in range(8):
+            loads = []
+            for at in range(rng.randrange(size // 4, size)):
+                requirements = {"cpu": rng.choice([1, 1, 2, 3])}
+                if rng.random() < 0.7:
+                    requirements["mem"] = rng.choice([1, 2, 4])
+                if rng.random() < 0.9:
+                    requirements["gpu"] = rng.choice([1, 1, 2])
+                loads.append({"name": f"w{call}-{at}", "requirements": requirements})
+            assert fast.attempt_assign_loads(loads) == reference.assign(loads), call
+            placed = sorted(reference.assignments())
+            for name in rng.sample(placed, min(len(placed), rng.randrange(0, size // 8 + 1))):
+                operation = ("release", [name])
+                assert run(operation, fast) == run_reference(operation, reference)
+            for name in rng.sample(names, 3):
+                kind = rng.choice(["cordon", "uncordon"])
+                assert run((kind, name), fast) == run_reference((kind, name), reference)
+            if call == 4:
+                joining = [{"name": f"j{at}", "resources": {"cpu": 4, "mem": 8, "gpu": 2}}
+                           for at in range(3)]
+                names += [spec["name"] for spec in joining]
+                run(("add", joining), fast)
+                run_reference(("add", joining), reference)
+            assert_same_state(fast, reference)
+    check_index(fast)
+    assert limits  # (searches from the cursor among the bearers ran)
+    if size > 500:
+        assert any(limits)  # (and among more bearers than are tried one by one)
+
+
 def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
     """With a hostname tag per node, a workload asking for one is checked
     against that node alone (the tag map), not sieved through the cluster."""
