@@ -741,7 +741,7 @@ class BestFitDistributor(Distributor):
         first."""
         placed = []
         missed = opened = 0
-        run = _Pass(self._index) if self._index is not None else None
+        run = _Pass(self._index, self._dominance) if self._index is not None else None
         for load in order:
             slot = self._choose(load, run)
             if slot is None:

@@ -81,6 +81,22 @@ DOMINANCE_REST = 1024
 _Found = Tuple[Mapping[str, Decimal], FrozenSet[str], Any, int, _Slot]
 
 
+class _Trial:
+    """Whether looking for an earlier search that a workload asks at least
+    as much as (see :class:`_Pass`) pays: over :data:`DOMINANCE_TRIAL`
+    searches that looked, ``tried`` counts them and ``served`` those that
+    found one; ``resting`` searches are still to pass without looking,
+    ``rest`` is how many pass at the next rest (doubled at each rest in a
+    row). One is kept per distributor, so that a run of small calls, each
+    a pass of its own, rests too when looking seldom serves."""
+
+    __slots__ = ("tried", "served", "resting", "rest")
+
+    def __init__(self) -> None:
+        self.tried = self.served = self.resting = 0
+        self.rest = DOMINANCE_REST
+
+
 class _Pass:
     """What one pass of placements (one order of one call) knows of its
     searches: the nodes it changed, in order, each with its order key
@@ -114,9 +130,9 @@ class _Pass:
     """
 
     __slots__ = ("changed", "found", "avoided", "first", "index", "grown", "recent",
-                 "named", "tried", "served", "resting", "rest")
+                 "named", "trial")
 
-    def __init__(self, index: NodeIndex) -> None:
+    def __init__(self, index: NodeIndex, trial: Optional[_Trial] = None) -> None:
         self.index = index
         self.grown = index.grown  # (the index's count of gains when last forgotten)
         self.changed: List[Tuple[_Slot, Any]] = []
@@ -135,12 +151,9 @@ class _Pass:
         #: but while resting (see below), and the names each asked for.
         self.recent: Deque[_Found] = deque(maxlen=RECHECK)
         self.named: Deque[KeysView[str]] = deque(maxlen=RECHECK)
-        #: Searches that looked in ``recent`` since the last count
-        #: (:data:`DOMINANCE_TRIAL`), how many found a search there, how
-        #: many searches are still to pass without looking, and how many
-        #: pass at the next rest (doubled at each rest in a row).
-        self.tried = self.served = self.resting = 0
-        self.rest = DOMINANCE_REST
+        #: Whether looking in ``recent`` pays (the distributor's, kept
+        #: from one call to the next, or this pass's own).
+        self.trial = trial if trial is not None else _Trial()
 
     def since(self, workload: Workload, avoiding: bool = False,
               ) -> Optional[Tuple[List[Tuple[_Slot, Any]], Any, _Slot, bool]]:
@@ -171,8 +184,9 @@ class _Pass:
                 return self.changed[count:], key, node, False
         if avoiding:
             return None
-        if self.resting:
-            self.resting -= 1
+        trial = self.trial
+        if trial.resting:
+            trial.resting -= 1
             return None
         if not requirements or min(requirements.values()) < ZERO:
             return None  # (a negative requirement may take a node's shortfall away)
@@ -186,20 +200,20 @@ class _Pass:
                 DOMINANCE_LOOK):
             if others == immunities and all(map(ge, map(of, same), same.values())):
                 found = self.changed[count:], key, node, True
-                self.served += 1
+                trial.served += 1
                 break
-        self.tried += 1
-        if self.tried == DOMINANCE_TRIAL:
-            if self.served * DOMINANCE_SHARE < self.tried:
+        trial.tried += 1
+        if trial.tried == DOMINANCE_TRIAL:
+            if trial.served * DOMINANCE_SHARE < trial.tried:
                 # (rest, keeping no searches: those kept when the rest
                 # ends are the latest again, see :meth:`took`)
-                self.resting = self.rest
-                self.rest *= 2
+                trial.resting = trial.rest
+                trial.rest *= 2
                 self.recent.clear()
                 self.named.clear()
             else:
-                self.rest = DOMINANCE_REST
-            self.tried = self.served = 0
+                trial.rest = DOMINANCE_REST
+            trial.tried = trial.served = 0
         return found
 
     def took(self, workload: Workload, slot: _Slot) -> None:
@@ -214,7 +228,7 @@ class _Pass:
         if slot is not first:
             self.avoided[id(requirements), workload.aversion_groups] = (
                 requirements, workload.immunities, slot.key, count, slot)
-        if self.resting < RECHECK:
+        if self.trial.resting < RECHECK:
             # (kept from the end of a rest on: each of the last placements
             # then, which the deques hold, is kept)
             self.recent.append(known)
@@ -396,6 +410,7 @@ class Distributor:
         self._index: Optional[NodeIndex] = \
             NodeIndex(self._index_order(), self._index_load) if self._indexed else None
         self._changed_nodes: Optional[Dict[str, None]] = {} if self._logs_changes else None
+        self._dominance = _Trial()  # (see _Pass: kept from one call to the next)
         with paused():
             self._join(self._accept_nodes(nodes))
 
@@ -896,7 +911,8 @@ class Distributor:
         result: Dict[str, Optional[str]] = {load.name: None for load in loads}
         memento = self._memento()
         placed: List[str] = []
-        run = _Pass(self._index) if self._resumable and self._index is not None else None
+        run = _Pass(self._index, self._dominance) \
+            if self._resumable and self._index is not None else None
         for load in self._sequence(loads):
             slot = self._choose(load, run)
             if slot is None:

@@ -2387,7 +2387,7 @@ def test_a_pass_rests_from_looking_for_smaller_searches_when_none_serves():
     original = distributors._Pass.since
 
     def since(run, workload, avoiding=False):
-        looks.append(not run.resting)  # (no equal workload: a look unless resting)
+        looks.append(not run.trial.resting)  # (no equal workload: a look unless resting)
         answers.append(original(run, workload, avoiding))
         return answers[-1]
 
@@ -2399,6 +2399,47 @@ def test_a_pass_rests_from_looking_for_smaller_searches_when_none_serves():
     assert looks == ([True] * trial + [False] * rest + [True] * trial
                      + [False] * 2 * rest + [True] * trial)
     assert answers == [None] * count
+
+
+@pytest.mark.parametrize("strategy", ["BinPack", "BestFit"])
+def test_small_calls_rest_from_looking_as_one_large_call_does(strategy):
+    """Calls of two workloads, the second never asking as much as the
+    first: each call is a pass of its own, and the count of looks that
+    found nothing carries from one call to the next, so the calls rest
+    from looking as one large call would (a look in every call before);
+    every decision is the reference's."""
+    from pylighthouse import distributors
+    trial, rest = 4, 8
+    calls = 45  # (90 searches: four rounds of looks, with rests of 8, 16, 32 and 64)
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4 * calls, "mem": 4 * calls}}
+             for i in range(3)]
+    reference = Reference(strategy, nodes, {"cpu": 1, "mem": 1}) if strategy == "BinPack" \
+        else BestFitReference(nodes)
+    looks = []
+    original = distributors._Pass.since
+
+    def since(run, workload, avoiding=False):
+        if not avoiding and id(workload.requirements) not in run.found:
+            looks.append(not run.trial.resting)
+        return original(run, workload, avoiding)
+
+    with mock.patch.multiple(distributors, DOMINANCE_TRIAL=trial, DOMINANCE_REST=rest), \
+            mock.patch.object(distributors._Pass, "since", since):
+        fast = make(strategy, nodes, {"cpu": 1, "mem": 1}, True, 2)
+        for call in range(calls):
+            loads = [{"name": f"c{call}-big", "requirements": {"cpu": 2, "mem": 2}},
+                     {"name": f"c{call}-small", "requirements": {"cpu": 1}}]
+            assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+    assert_same_state(fast, reference)
+    # (the first search of a call looks at an empty pass, the second at
+    # the first's search, which asks for memory too: neither serves)
+    assert len(looks) == 2 * calls
+    expected, span = [], rest  # (looks, then a rest twice as long as the last)
+    while len(expected) < len(looks):
+        expected += [True] * trial + [False] * span
+        span *= 2
+    assert looks == expected[:len(looks)]
+    assert looks.count(True) == 4 * trial
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack"])
