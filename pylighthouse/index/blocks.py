@@ -120,16 +120,13 @@ MAX_ORDERED = 4096
 #: :meth:`NodeClass.in_order`), it judges whether keeping them pays: when
 #: more than :data:`TUPLE_MISSES` of the lookups had to make the list
 #: (each set of kinds asked about once, as with hundreds of kinds of
-#: device, three asked at a time: about half of the lookups, the plan's
-#: and the search's), it makes no new ones (see
+#: device, three asked at a time), it makes no new ones (see
 #: :attr:`NodeClass.tuples_off`), for good: the plans then try the bearers
-#: of the rarest, or its sieve. Where a few kinds recur (nine kinds, up to
-#: 260 sets with and without disk), the first few hundred lookups make
-#: lists too (39% of the first 256 at 1000 nodes), then nearly none (12%
-#: of the first 1024): the trial must outlast such a start.
-TUPLE_TRIAL = 1024
+#: of the rarest, or its sieve. Where a few kinds recur (nine kinds, each
+#: set asked thousands of times), nearly every lookup finds its list.
+TUPLE_TRIAL = 256
 #: See :data:`TUPLE_TRIAL`.
-TUPLE_MISSES = 0.3
+TUPLE_MISSES = 0.4
 #: What a class keeps bearers in order for: one resource, or a tuple of
 #: resources (the nodes bearing every one).
 Tag = Union[str, Tuple[str, ...]]
