@@ -25,7 +25,6 @@ from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import check_fit
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
-from pylighthouse.index import blocks as index_blocks
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index import search
 from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
@@ -2592,80 +2591,6 @@ def test_kinds_each_on_many_nodes_try_the_nodes_having_them_all_in_order(strateg
         assert entries and all(entry.tag == ("a", "b") for entry in entries)
         assert tried and set(tried) <= both
         assert None in placed.values() and len(set(placed.values()) - {None}) > 10
-        assert_same_state(fast, reference)
-        check_index(fast)
-
-
-def _kinds_cluster():
-    """120 nodes, each with 6 of 12 kinds (drawn with a fixed seed): each
-    kind on about 60 nodes, each pair on about 25."""
-    rng = random.Random(7)
-    kinds = [f"k{at:02d}" for at in range(12)]
-    return [{"name": f"n{at:03d}", "resources": {
-        "cpu": 4, "mem": 16, **{kind: 2 for kind in rng.sample(kinds, 6)}}}
-        for at in range(120)], kinds
-
-
-def _tuple_tags(fast):
-    """The tags of the plans' entries that are tuples of kinds."""
-    return [entry.tag for plan in fast._index._plans.values() for entry in plan.entries
-            if isinstance(entry.tag, tuple)]
-
-
-@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
-def test_a_class_stops_keeping_sets_of_kinds_each_asked_about_once(strategy):
-    """Where nodes keep their order, the nodes having every kind a shape
-    asks for are kept in order for it (see ``FEW_ALL_KEPT``); when most
-    lookups of such sets had to make their list (each set asked about
-    once: hundreds of kinds, a few asked at a time), the class stops
-    making them, and the plans made after try the bearers of the rarest
-    or its sieve. Workloads asking for the 66 pairs of 12 kinds, twice
-    over: the class gives up after ``TUPLE_TRIAL`` lookups (12 here, half
-    of them making a list), and no plan keeps a set after. Every decision
-    is the reference's."""
-    nodes, kinds = _kinds_cluster()
-    pairs = [(first, second) for at, first in enumerate(kinds) for second in kinds[at + 1:]]
-    workloads = [{"name": f"w{at}", "requirements": {
-        "cpu": 1, "mem": 1 + at % 3, first: 1, second: 1},
-        **({"aversion_groups": ["g"]} if at % 5 == 0 else {})}
-        for at, (first, second) in enumerate(pairs * 2)]
-    with mock.patch.object(plans, "FEW_KEPT", 30), mock.patch.object(plans, "FEW_ALL_KEPT", 40), \
-            mock.patch.object(index_blocks, "TUPLE_TRIAL", 12):
-        fast, reference = make_with_twin(strategy, nodes, {"cpu": 1, "mem": 0.25}, 8)
-        first = workloads[:4]
-        assert fast.attempt_assign_loads(first) == reference.assign(first)
-        [nodes_class] = fast._index._classes.values()
-        assert not nodes_class.tuples_off and len(set(_tuple_tags(fast))) == 4
-        for at in range(4, len(workloads), 11):
-            batch = workloads[at:at + 11]
-            assert fast.attempt_assign_loads(batch) == reference.assign(batch), at
-        assert nodes_class.tuples_off
-        # (no plan made since keeps a set; those made before were made
-        # again as the class's columns changed)
-        assert not _tuple_tags(fast)
-        assert_same_state(fast, reference)
-        check_index(fast)
-
-
-@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
-def test_a_class_keeps_sets_of_kinds_asked_about_again_and_again(strategy):
-    """The same cluster, with workloads asking for three pairs of kinds
-    over and over: nearly every lookup finds its list, and the class keeps
-    trying the nodes having both kinds in order."""
-    nodes, kinds = _kinds_cluster()
-    pairs = [(kinds[0], kinds[1]), (kinds[2], kinds[3]), (kinds[4], kinds[5])]
-    workloads = [{"name": f"w{at}", "requirements": {
-        "cpu": 1, "mem": 1 + at % 3, pairs[at % 3][0]: 1, pairs[at % 3][1]: 1}}
-        for at in range(150)]
-    with mock.patch.object(plans, "FEW_KEPT", 30), mock.patch.object(plans, "FEW_ALL_KEPT", 40), \
-            mock.patch.object(index_blocks, "TUPLE_TRIAL", 12):
-        fast, reference = make_with_twin(strategy, nodes, {"cpu": 1, "mem": 0.25}, 8)
-        for at in range(0, 150, 10):
-            batch = workloads[at:at + 10]
-            assert fast.attempt_assign_loads(batch) == reference.assign(batch), at
-        [nodes_class] = fast._index._classes.values()
-        assert nodes_class.tuple_looks >= 12 and not nodes_class.tuples_off
-        assert {frozenset(tag) for tag in _tuple_tags(fast)} == set(map(frozenset, pairs))
         assert_same_state(fast, reference)
         check_index(fast)
 

@@ -116,17 +116,6 @@ MAX_DENSE = 64
 #: At most this many resources (or tuples of them) whose bearers a class
 #: keeps in order (see :meth:`NodeClass.in_order`); past it, it starts afresh.
 MAX_ORDERED = 4096
-#: Once a class has looked up this many tuples of resources in order (see
-#: :meth:`NodeClass.in_order`), it judges whether keeping them pays: when
-#: more than :data:`TUPLE_MISSES` of the lookups had to make the list
-#: (each set of kinds asked about once, as with hundreds of kinds of
-#: device, three asked at a time), it makes no new ones (see
-#: :attr:`NodeClass.tuples_off`), for good: the plans then try the bearers
-#: of the rarest, or its sieve. Where a few kinds recur (nine kinds, each
-#: set asked thousands of times), nearly every lookup finds its list.
-TUPLE_TRIAL = 256
-#: See :data:`TUPLE_TRIAL`.
-TUPLE_MISSES = 0.4
 #: What a class keeps bearers in order for: one resource, or a tuple of
 #: resources (the nodes bearing every one).
 Tag = Union[str, Tuple[str, ...]]
@@ -317,8 +306,7 @@ class NodeClass(DerivedColumns):
                  "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
-                 "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans",
-                 "tuple_looks", "tuple_misses", "tuples_off")
+                 "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -411,11 +399,6 @@ class NodeClass(DerivedColumns):
         # their keys, and the count of joins and leaves they were sorted
         # at: see :meth:`in_order`)
         self.ordered: Dict[Tag, Tuple[int, List[Any], List[Any]]] = {}
-        # (lookups of tuples in :meth:`in_order`, how many had to make
-        # their list, and whether the plans stopped asking for new tuples:
-        # see :data:`TUPLE_TRIAL`)
-        self.tuple_looks = self.tuple_misses = 0
-        self.tuples_off = False
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
         self.cursors: Dict[Tuple[Tag, FrozenSet[str]], Cursor] = {}
@@ -441,19 +424,9 @@ class NodeClass(DerivedColumns):
         or leaving the class changes them. O(H log H) for H bearers the
         first time (for a tuple, the first name's list filtered by the
         intersection of the names' bearers, in C: give the rarest first),
-        O(1) again until a node joins or leaves. Counts the lookups of
-        tuples, and those that made their list, to judge whether keeping
-        tuples pays (see :data:`TUPLE_TRIAL`)."""
+        O(1) again until a node joins or leaves."""
         known = self.ordered.get(name)
-        made = known is None or known[0] != self.members
-        if type(name) is tuple:
-            self.tuple_looks += 1
-            if made:
-                self.tuple_misses += 1
-                if self.tuple_looks >= TUPLE_TRIAL and not self.tuples_off and \
-                        self.tuple_misses > TUPLE_MISSES * self.tuple_looks:
-                    self.tuples_off = True
-        if made:
+        if known is None or known[0] != self.members:
             if len(self.ordered) >= MAX_ORDERED:
                 self.ordered.clear()
             bearers = self.bearers
@@ -466,7 +439,6 @@ class NodeClass(DerivedColumns):
             else:
                 slots = sorted(bearers.get(name, ()), key=BY_KEY)
             known = self.ordered[name] = (self.members, slots, list(map(BY_KEY, slots)))
-        assert known is not None
         return known[1], known[2]
 
     def counting(self, names: FrozenSet[str]) -> bool:

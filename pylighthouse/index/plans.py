@@ -568,8 +568,8 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         # resources only some nodes have tries the nodes having them all,
         # which the class keeps in order, when they are few enough, however
         # many have each: see FEW_ALL_KEPT)
-        every = None if masking or len(holding) < 2 or not FEW_ALL_KEPT \
-            or nodes.tuples_off else tuple(sorted(sorted(holding), key=counts.__getitem__))
+        every = None if masking or len(holding) < 2 or not FEW_ALL_KEPT else \
+            tuple(sorted(sorted(holding), key=counts.__getitem__))
         if counts[rarest] <= few_bearers(masking) and counts[rarest] < size or \
                 every is not None and len(nodes.in_order(every)[0]) <= FEW_ALL_KEPT:
             entry = Entry(nodes, [], rarest if every is None else every, wards)
