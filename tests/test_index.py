@@ -197,6 +197,17 @@ def check_index(distributor):
                     set.intersection(*(bearers.get(name, set()) for name in tag))
                 assert kept == sorted(having, key=lambda s: s.key), tag
                 assert keys == [s.key for s in kept], tag
+        # (the masks of bearers, where current, number every node once and
+        # mark exactly each resource's bearers, a byte a node)
+        stamp, numbers, masks = nodes.masks
+        if stamp == nodes.members:
+            assert set(numbers) == set(members)
+            assert sorted(numbers.values()) == list(range(len(members)))
+            for name, mask in masks.items():
+                marked = mask.to_bytes(len(members), "little")
+                assert {s for s, at in numbers.items() if marked[at]} == \
+                    bearers.get(name, set()), name
+                assert set(marked) <= {0, 1}, name
         # (each set column is over the set it is kept for, and each node's
         # list of the set columns of the sets it has all of, when made, whole)
         assert all(sorted(names) == [name for name, _ in column[1][:len(names)]]
@@ -1499,9 +1510,9 @@ def _run_many_kinds(strategy, seed, load, floors, sparse, denials):
 @given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
        seed=st.integers(0, 10 ** 6), load=st.sampled_from([4, 8, 16]),
        floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE, all_kept=st.booleans(),
-       scan=st.sampled_from([0, 2, 64]))
+       scan=st.sampled_from([0, 2, 64]), new=st.sampled_from([64, 4]))
 def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, seed, load, floors,
-                                                                   sparse, all_kept, scan):
+                                                                   sparse, all_kept, scan, new):
     """Nine kinds of counted resource, each on about 3 nodes in 10 (more
     than :data:`~pylighthouse.index.plans.FEW` of them: searched by column,
     not node by node), asked for one to three at a time: a search looks
@@ -1516,8 +1527,10 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     where nodes keep their order, a shape asking for two kinds or more may
     try the nodes having them all in order instead; ``scan``: where nodes
     keep their order, how many of the nodes having the kinds asked are
-    tried one by one before the columns, see ``SCAN_LIMIT``.)"""
-    with mock.patch.object(plans, "FEW_KEPT", 32):
+    tried one by one before the columns, see ``SCAN_LIMIT``; ``new``: on
+    more nodes than that together, a set is first searched as if no set
+    were kept, see ``FEW_NEW``.)"""
+    with mock.patch.object(plans, "FEW_KEPT", 32), mock.patch.object(plans, "FEW_NEW", new):
         run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept, scan=scan)
 
 
@@ -2593,6 +2606,83 @@ def test_kinds_each_on_many_nodes_try_the_nodes_having_them_all_in_order(strateg
         assert None in placed.values() and len(set(placed.values()) - {None}) > 10
         assert_same_state(fast, reference)
         check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])
+def test_a_new_set_of_kinds_on_many_nodes_takes_its_list_from_a_second_workload_on(strategy):
+    """Where nodes keep their order, a shape asking for two kinds, each on
+    more nodes than are tried one by one and both on more than
+    ``FEW_NEW``, whose list the class does not keep, is searched the first
+    time as if the class kept no sets (a few bearers of the rarer, then the
+    sieve), and from a second workload's search on by the nodes having
+    both: in order (``a`` and ``b``, 20 nodes of 100), or, on more than
+    ``FEW_ALL_KEPT`` (``c`` and ``d``, 60 nodes), a few of them in order
+    before the sieve. The count of nodes having both comes from masks of
+    the bearers, exact after a node joins and after one leaves. Through
+    groups, releases, and workloads that fit nowhere as the nodes fill up,
+    every decision is the reference's."""
+    import random
+    rng = random.Random(5)
+    rubric = {"cpu": 1, "mem": 0.25}
+
+    def node(at):
+        return {"name": f"n{at:03d}", "resources": {
+            "cpu": 4, "mem": 16, **({"a": 3} if at % 5 < 2 else {}),
+            **({"b": 2} if at % 5 in (0, 2) else {}), **({"c": 4} if at % 10 < 8 else {}),
+            **({"d": 4} if at % 10 >= 2 else {})}}
+
+    nodes = [node(at) for at in range(100)]
+    with mock.patch.object(plans, "FEW_KEPT", 30), \
+            mock.patch.object(plans, "FEW_ALL_KEPT", 30), mock.patch.object(plans, "FEW_NEW", 10):
+        fast, reference = make_with_twin(strategy, nodes, rubric, 8)
+        nodes_class = next(iter(fast._index._classes.values()))
+        for kinds, count in (("ab", 20), ("cd", 60), ("abcd", 10), ("bc", 40), ("ad", 20)):
+            assert nodes_class.having_all(tuple(kinds)) == count == sum(
+                set(kinds) <= node["resources"].keys() for node in nodes), kinds
+
+        def entries(kinds):
+            return [entry for (shape, _), plan in fast._index._plans.items()
+                    if set(shape) == {"cpu", "mem", *kinds} for entry in plan.entries]
+
+        def step(operation):
+            assert run(operation, fast) == run_reference(operation, reference), operation
+            assert_same_state(fast, reference)
+            check_index(fast)
+
+        def workload(name, kinds):
+            return {"name": name, "requirements": {
+                "cpu": rng.choice([0.5, 1, 2]), "mem": rng.choice([1, 2, 4]),
+                **{kind: rng.choice([1, 2]) for kind in kinds}},
+                **({"aversion_groups": ["g"]} if rng.random() < 0.25 else {})}
+
+        for kinds, every in (("ab", ("a", "b")), ("cd", ("c", "d"))):
+            step(("assign", [workload(f"first-{kinds}", kinds)]))
+            [entry] = entries(kinds)
+            assert entry.later == (every, 20 if kinds == "ab" else 60)
+            assert every not in (entry.tag, entry.scan) and not nodes_class.keeps(every)
+            step(("assign", [workload(f"second-{kinds}", kinds)]))
+            [entry] = entries(kinds)  # (the first search may have had the plans made again)
+            assert entry.later is None
+            if kinds == "ab":
+                assert entry.tag == every  # (its 20 nodes, found by intersection first)
+            else:
+                assert entry.tag is None and entry.scan == every and nodes_class.keeps(every)
+        for batch in range(8):
+            workloads = [workload(f"w{batch}-{at}", rng.choice(["ab", "cd", "abcd", ""]))
+                         for at in range(30)]
+            step(("assign", workloads))
+            if batch == 3:
+                step(("release", rng.sample(sorted(reference.assignments()), 20)))
+            if batch == 4:
+                step(("add", [node(100)]))
+                assert nodes_class.having_all(("a", "b")) == 21
+            if batch == 5:
+                step(("remove", ["n000"]))
+                assert nodes_class.having_all(("a", "b")) == 20
+                assert nodes_class.having_all(("c", "d")) == 60
+        assert any(entry.tag == ("a", "b") for entry in entries("ab"))
+        unplaced = [spec for spec in workloads if spec["name"] not in reference.assignments()]
+        assert unplaced  # (the nodes filled up: some fit nowhere)
 
 
 @pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin"])

@@ -491,6 +491,8 @@ class NodeIndex:
         for entry in plan.entries:
             if entry.wards and entry.closed():
                 continue  # (the usual case for a class of warded nodes)
+            if entry.later is not None:
+                entry.used_by(workload)  # (see plans.FEW_NEW)
             few = entry.few_having_all()
             if few is not None:
                 found = first_among(few, workload, groups, low, high)

@@ -9,7 +9,10 @@ workload pinned by a hostname tag costs a lookup, not a scan). A workload
 asking for two or more resources that only some nodes have, all of them
 on few nodes together (two kinds of device among hundreds), tries those
 nodes directly too, while they are few (:meth:`Entry.few_having_all`); its
-entry's sieve is made only once they are not (:meth:`Entry.complete`). Plans are
+entry's sieve is made only once they are not (:meth:`Entry.complete`).
+Where nodes keep their order, the nodes having every such resource are
+kept in order per set (see :data:`FEW_ALL_KEPT`), a set on many nodes from
+its second workload on (:data:`FEW_NEW`, :meth:`Entry.used_by`). Plans are
 kept per shape until the classes change. A class's joint columns are made
 and dropped here too, only where they pay (:func:`review_joint`), and its
 masked columns made, where nodes move at every placement
@@ -34,7 +37,7 @@ from .blocks import Floor, NodeClass, Tag
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "FEW_ALL_KEPT", "SCAN_LIMIT", "SCAN_REGAINED", "SORTED_AT_SEARCH",
+           "FEW_KEPT", "FEW_ALL_KEPT", "FEW_NEW", "SCAN_LIMIT", "SCAN_REGAINED", "SORTED_AT_SEARCH",
            "few_bearers", "deferrable", "DENIALS"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
@@ -59,6 +62,25 @@ FEW_KEPT = 400
 #: one kind, two thirds of which lack the other. 0: never (the bearers of
 #: the rarest are tried, when few).
 FEW_ALL_KEPT = 400
+#: Where nodes keep their order, a set of resources (see
+#: :data:`FEW_ALL_KEPT`) whose rarest is on more than :data:`FEW_KEPT`
+#: nodes, that more than this many nodes have all of, and whose list the
+#: class does not keep yet, is searched the first time as if the class
+#: kept no sets (a few bearers of the rarest, then the sieve), and by its
+#: list from the search for a second workload asking for it on (see
+#: :meth:`Entry.used_by`): hundreds of kinds, each on half the nodes and
+#: three asked at a time, make millions of sets, most asked once, and a
+#: list made for one search (an intersection and a filter of the rarest's
+#: bearers, then a walk past the full nodes from the front) cost more than
+#: it saved. A set on at most this many nodes has its list made at once
+#: (a few nodes to try against the rarest's hundreds), and so does one
+#: that would be on at most half as many if its resources sat on the nodes
+#: independently of each other; the others are counted without making
+#: the list (:meth:`~.blocks.NodeClass.having_all`).
+FEW_NEW = 64
+#: At most this many sets of resources a class notes the first workload
+#: searched for of (see :meth:`Entry.used_by`); past it, it starts afresh.
+MAX_ASKED = 16384
 #: Where nodes keep their order, a shape asking for resources only some
 #: nodes have, on more nodes than :data:`FEW_KEPT` (or, two or more, than
 #: :data:`FEW_ALL_KEPT` together), tries at most this many of the nodes
@@ -146,7 +168,7 @@ class Entry:
 
     __slots__ = ("nodes", "pairs", "tag", "wards", "shut", "serial", "floor", "holding",
                  "kinds_last", "settable", "last", "last_sieve", "together", "few",
-                 "pending", "deferred", "scan")
+                 "pending", "deferred", "scan", "later")
 
     def __init__(self, nodes: NodeClass, pairs: List[Tuple[Any, Any]],
                  tag: Optional[Tag], wards: Tuple[str, ...] = (),
@@ -188,6 +210,10 @@ class Entry:
         # whose bearers in order a search tries first, a few, before the
         # sieve: see :data:`SCAN_LIMIT`)
         self.scan: Optional[Tag] = None
+        # (a set of resources whose list the entry takes to from a search
+        # for another workload than the set's first on, and how many nodes
+        # have them all: see :meth:`used_by`)
+        self.later: Optional[Tuple[Tuple[str, ...], int]] = None
         if kinds_last is not None:  # (a twin's: see :meth:`twin`)
             self.kinds_last = kinds_last
         elif holding is not None and len(holding) > 1:
@@ -247,6 +273,32 @@ class Entry:
         self.last = None
         return True
 
+    def used_by(self, workload: Any) -> None:
+        """Count a search for ``workload`` with an entry made for a set of
+        resources whose list the class did not keep (:attr:`later`, see
+        :data:`FEW_NEW`): the class notes the first workload searched for
+        with the set (of whatever shape, by any entry: plans are made
+        again), and from the search for another on, the entry tries the
+        nodes having them all, as one made with the list kept does
+        (:func:`_entry`). O(1)."""
+        later = self.later
+        assert later is not None
+        every, having = later
+        asked = self.nodes.asked
+        first = asked.get(every)
+        if first is None:
+            if len(asked) >= MAX_ASKED:
+                asked.clear()
+            asked[every] = id(workload)
+            return
+        if first == id(workload):
+            return  # (the same workload's search again: another span, its groups)
+        self.later = None
+        if self.tag is not None or having <= FEW_ALL_KEPT:
+            self.tag = every
+        elif SCAN_LIMIT:
+            self.scan = every
+
     def twin(self) -> "Entry":
         """A new entry for another shape asking for the same names (in
         another order) with the same immunities, in the same layout: the
@@ -259,6 +311,7 @@ class Entry:
         twin.pending = self.pending
         twin.deferred = self.deferred
         twin.scan = self.scan
+        twin.later = self.later
         return twin
 
     def complete(self) -> None:
@@ -278,6 +331,8 @@ class Entry:
         self.holding, self.together = full.holding, full.together
         self.deferred = full.deferred
         self.scan = full.scan
+        if self.later is not None:
+            self.later = full.later  # (``None`` once the class keeps the set's list)
 
     def few_having_all(self) -> Optional[AbstractSet[Any]]:
         """The nodes of the class having every resource of
@@ -562,6 +617,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         if counts[together[0]] > TOGETHER:
             together = None
     scan: Optional[Tag] = None
+    later: Optional[Tuple[Tuple[str, ...], int]] = None
     if names:
         rarest = min(counts, key=counts.__getitem__)
         # (where nodes keep their order, a shape asking for two or more
@@ -570,10 +626,27 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         # many have each: see FEW_ALL_KEPT)
         every = None if masking or len(holding) < 2 or not FEW_ALL_KEPT else \
             tuple(sorted(sorted(holding), key=counts.__getitem__))
-        if counts[rarest] <= few_bearers(masking) and counts[rarest] < size or \
-                every is not None and len(nodes.in_order(every)[0]) <= FEW_ALL_KEPT:
+        few = counts[rarest] <= few_bearers(masking) and counts[rarest] < size
+        all_count = 0  # (how many nodes have them all, when that decides)
+        if every is not None and not few:
+            # (as many as if the resources sat on the nodes independently
+            # of each other: where that is few, the list is made at once,
+            # with no count first)
+            guess = float(size)
+            for name in every:
+                guess *= counts[name] / size
+            if nodes.keeps(every) or guess <= FEW_NEW / 2:
+                all_count = len(nodes.in_order(every)[0])
+            else:
+                all_count = nodes.having_all(every)
+                if all_count > FEW_NEW:
+                    # (its list from the next workload's search on: see FEW_NEW)
+                    later = (every, all_count)
+                    every = None
+        if few or every is not None and all_count <= FEW_ALL_KEPT:
             entry = Entry(nodes, [], rarest if every is None else every, wards)
             entry.together = together  # (tried first, when few)
+            entry.later = later
             return entry
         if not masking and counts[rarest] < size:
             scan = rarest if every is None else every  # (too many: see SCAN_LIMIT)
@@ -581,6 +654,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         entry = Entry(nodes, [], None, wards, holding)
         entry.together = together
         entry.pending = (names, immunities, masking)
+        entry.later = later
         return entry
     pairs: List[Tuple[Any, Any]] = []
     deferred = []
@@ -615,6 +689,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     entry.together = together
     entry.deferred = frozenset(deferred)
     entry.scan = scan if SCAN_LIMIT else None
+    entry.later = later
     if nodes.leads:
         # (a requirement the class found its sieves better led by)
         plain = entry.plain_names()
