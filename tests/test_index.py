@@ -1530,7 +1530,8 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
     tried one by one before the columns, see ``SCAN_LIMIT``; ``new``: on
     more nodes than that together, a set is first searched as if no set
     were kept, see ``FEW_NEW``.)"""
-    with mock.patch.object(plans, "FEW_KEPT", 32), mock.patch.object(plans, "FEW_NEW", new):
+    with mock.patch.object(plans, "FEW_KEPT", 32), mock.patch.object(plans, "FEW_NEW", new), \
+            mock.patch.object(plans, "FEW_SETS", 1024 if new > 4 else 0):
         run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept, scan=scan)
 
 
@@ -2612,7 +2613,9 @@ def test_kinds_each_on_many_nodes_try_the_nodes_having_them_all_in_order(strateg
 def test_a_new_set_of_kinds_on_many_nodes_takes_its_list_from_a_second_workload_on(strategy):
     """Where nodes keep their order, a shape asking for two kinds, each on
     more nodes than are tried one by one and both on more than
-    ``FEW_NEW``, whose list the class does not keep, is searched the first
+    ``FEW_NEW``, whose list the class does not keep, in a class with more
+    than ``FEW_SETS`` such sets of two (else the list is made at once), is
+    searched the first
     time as if the class kept no sets (a few bearers of the rarer, then the
     sieve), and from a second workload's search on by the nodes having
     both: in order (``a`` and ``b``, 20 nodes of 100), or, on more than
@@ -2632,8 +2635,17 @@ def test_a_new_set_of_kinds_on_many_nodes_takes_its_list_from_a_second_workload_
             **({"d": 4} if at % 10 >= 2 else {})}}
 
     nodes = [node(at) for at in range(100)]
-    with mock.patch.object(plans, "FEW_KEPT", 30), \
-            mock.patch.object(plans, "FEW_ALL_KEPT", 30), mock.patch.object(plans, "FEW_NEW", 10):
+    with mock.patch.object(plans, "FEW_KEPT", 30), mock.patch.object(plans, "FEW_ALL_KEPT", 30), \
+            mock.patch.object(plans, "FEW_NEW", 10):
+        # (four kinds on more than FEW_KEPT nodes make six pairs: with at
+        # most FEW_SETS of them, a set's list is made at once)
+        fast, reference = make_with_twin(strategy, nodes, rubric, 8)
+        first = {"name": "w", "requirements": {"cpu": 1, "mem": 1, "a": 1, "b": 1}}
+        assert fast.attempt_assign_loads([first]) == reference.assign([first])
+        [entry] = [entry for plan in fast._index._plans.values() for entry in plan.entries]
+        assert entry.tag == ("a", "b") and entry.later is None
+    with mock.patch.object(plans, "FEW_KEPT", 30), mock.patch.object(plans, "FEW_ALL_KEPT", 30), \
+            mock.patch.object(plans, "FEW_NEW", 10), mock.patch.object(plans, "FEW_SETS", 5):
         fast, reference = make_with_twin(strategy, nodes, rubric, 8)
         nodes_class = next(iter(fast._index._classes.values()))
         for kinds, count in (("ab", 20), ("cd", 60), ("abcd", 10), ("bc", 40), ("ad", 20)):

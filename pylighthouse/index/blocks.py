@@ -323,7 +323,7 @@ class NodeClass(DerivedColumns):
                  "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
                  "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans",
-                 "masks", "asked")
+                 "masks", "asked", "spread")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -432,6 +432,9 @@ class NodeClass(DerivedColumns):
         # the id of the first workload searched for with it: see
         # :meth:`.plans.Entry.used_by`)
         self.asked: Dict[Tuple[str, ...], int] = {}
+        # (the count of joins and leaves when :meth:`many_held` counted,
+        # and its count)
+        self.spread = (-1, 0)
 
     @property
     def hot(self) -> Set[str]:
@@ -465,6 +468,18 @@ class NodeClass(DerivedColumns):
                 slots = sorted(bearers.get(name, ()), key=BY_KEY)
             known = self.ordered[name] = (self.members, slots, list(map(BY_KEY, slots)))
         return known[1], known[2]
+
+    def many_held(self, least: int) -> int:
+        """How many resources more than ``least`` nodes of the class have,
+        but not all. O(R) for R resources of the class, once until a node
+        joins or leaves the class (``least`` is a constant of the caller's,
+        :data:`.plans.FEW_KEPT`)."""
+        members, number = self.spread
+        if members != self.members:
+            size = self.size
+            number = sum(least < len(having) < size for having in self.bearers.values())
+            self.spread = (self.members, number)
+        return number
 
     def keeps(self, name: Tag) -> bool:
         """Whether :meth:`in_order` has the bearers of ``name`` in order

@@ -37,8 +37,8 @@ from .blocks import Floor, NodeClass, Tag
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
-           "FEW_KEPT", "FEW_ALL_KEPT", "FEW_NEW", "SCAN_LIMIT", "SCAN_REGAINED", "SORTED_AT_SEARCH",
-           "few_bearers", "deferrable", "DENIALS"]
+           "FEW_KEPT", "FEW_ALL_KEPT", "FEW_NEW", "FEW_SETS", "SCAN_LIMIT", "SCAN_REGAINED",
+           "SORTED_AT_SEARCH", "few_bearers", "deferrable", "DENIALS"]
 
 #: A tag borne by at most this many nodes of a class is searched node by
 #: node, where nodes move in their order at every placement (BinPack,
@@ -75,9 +75,15 @@ FEW_ALL_KEPT = 400
 #: it saved. A set on at most this many nodes has its list made at once
 #: (a few nodes to try against the rarest's hundreds), and so does one
 #: that would be on at most half as many if its resources sat on the nodes
-#: independently of each other; the others are counted without making
-#: the list (:meth:`~.blocks.NodeClass.having_all`).
+#: independently of each other, and one of a class with few such sets
+#: (:data:`FEW_SETS`); the others are counted without making the list
+#: (:meth:`~.blocks.NodeClass.having_all`).
 FEW_NEW = 64
+#: See :data:`FEW_NEW`: a class having at most this many sets of as many
+#: resources as a shape asks for, of the resources on more than
+#: :data:`FEW_KEPT` of its nodes but not all, makes the list of a set at
+#: once: each set will be asked again (nine kinds make 84 sets of three).
+FEW_SETS = 1024
 #: At most this many sets of resources a class notes the first workload
 #: searched for of (see :meth:`Entry.used_by`); past it, it starts afresh.
 MAX_ASKED = 16384
@@ -630,12 +636,14 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
         all_count = 0  # (how many nodes have them all, when that decides)
         if every is not None and not few:
             # (as many as if the resources sat on the nodes independently
-            # of each other: where that is few, the list is made at once,
-            # with no count first)
+            # of each other: where that is few, or where so few resources
+            # are on that many nodes that their sets of this size are few,
+            # the list is made at once, with no count first)
             guess = float(size)
             for name in every:
                 guess *= counts[name] / size
-            if nodes.keeps(every) or guess <= FEW_NEW / 2:
+            if nodes.keeps(every) or guess <= FEW_NEW / 2 or math.comb(
+                    nodes.many_held(few_bearers(masking)), len(every)) <= FEW_SETS:
                 all_count = len(nodes.in_order(every)[0])
             else:
                 all_count = nodes.having_all(every)
