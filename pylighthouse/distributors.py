@@ -13,7 +13,7 @@ import operator
 import threading
 from collections import Counter, deque
 from decimal import Decimal
-from itertools import compress, islice
+from itertools import compress, islice, repeat
 from operator import ge
 from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, KeysView,
                     List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
@@ -48,16 +48,26 @@ NodeLike = Union[Node, Mapping[str, Any]]
 class _Slot:
     """A node inside a distributor: its capacity and what is on it now."""
 
-    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned", "key")
+    __slots__ = ("node", "name", "remaining", "workloads", "groups", "cordoned", "key", "below")
 
     def __init__(self, node: Node):
         self.node = node
         self.name = node.name
         self.remaining: Dict[str, Decimal] = dict(node.resources)
+        #: How many of its resources have less than zero left (wards, and
+        #: what immune workloads overdrew): the fit rule's search check reads
+        #: this instead of every quantity of the node (see
+        #: :func:`~pylighthouse.fit.takes`).
+        self.below = _below(self.remaining)
         self.workloads: Dict[str, Workload] = {}
         self.groups: Counter[str] = Counter()
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
+
+
+def _below(remaining: Mapping[str, Decimal]) -> int:
+    """How many of ``remaining`` are less than zero (counted in C)."""
+    return sum(map(operator.lt, remaining.values(), repeat(ZERO)))
 
 
 #: How many nodes a pass may have changed since a search for a workload
@@ -1021,9 +1031,13 @@ class Distributor:
         grew = False  # (a negative requirement gives room)
         for key, needed in workload.requirements.items():
             before[key] = left = remaining[key]
-            remaining[key] = left - needed
+            remaining[key] = now = left - needed
             if needed < ZERO:
                 grew = True
+                if left < ZERO <= now:
+                    slot.below -= 1
+            elif left < needed and left >= ZERO:  # (now below zero: an immune workload)
+                slot.below += 1
         if self._index is not None and before:
             self._index.changed(slot, before, grew)
         slot.workloads[workload.name] = workload
@@ -1056,9 +1070,13 @@ class Distributor:
         grew = False  # (a positive requirement given back)
         for key, needed in workload.requirements.items():
             before[key] = left = remaining[key]
-            remaining[key] = left + needed
+            remaining[key] = now = left + needed
             if needed > ZERO:
                 grew = True
+                if left < ZERO <= now:
+                    slot.below -= 1
+            elif now < ZERO <= left:  # (a negative requirement given back)
+                slot.below += 1
         if self._index is not None and before:
             self._index.changed(slot, before, grew)
         for group in workload.aversion_groups:
@@ -1111,6 +1129,7 @@ class Distributor:
         index itself, halfway through a change). Cost: O(N x R log N + W)."""
         for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
             slot.remaining = remaining
+            slot.below = _below(remaining)
             slot.workloads = workloads
             slot.groups = Counter(groups)
             slot.cordoned = cordoned

@@ -115,7 +115,8 @@ def first_refusal(remaining: Mapping[str, Decimal],
     return None
 
 
-def takes(remaining: Mapping[str, Decimal], workload: Workload) -> bool:
+def takes(remaining: Mapping[str, Decimal], workload: Workload,
+          below: Optional[int] = None) -> bool:
     """Whether :func:`first_refusal` finds nothing, for a search, which needs
     no refusal: every resource asked for is there, with enough left or
     immune to, and no other is below zero unless immune to (a resource not
@@ -125,14 +126,20 @@ def takes(remaining: Mapping[str, Decimal], workload: Workload) -> bool:
     three resources three checks in Python, not one per label. The same
     answer as the rule's, always. O(number of requirements) in Python and
     O(number of node resources) in C; O(number of node resources) in
-    Python where some resource is below zero."""
+    Python where some resource is below zero. ``below``: how many of
+    ``remaining`` are below zero, when the caller keeps that count (a
+    node's, see :class:`~pylighthouse.distributors.Distributor`): then a
+    node with none costs no look at its other resources at all."""
     requirements = workload.requirements
     immunities = workload.immunities
     for key, needed in requirements.items():
         left = remaining.get(key)
         if left is None or left < needed and key not in immunities:
             return False
-    if not remaining or min(remaining.values()) >= ZERO:
+    if below is not None:
+        if not below:
+            return True
+    elif not remaining or min(remaining.values()) >= ZERO:
         return True
     for key, left in remaining.items():  # (some resource is below zero)
         if left < ZERO and key not in requirements and key not in immunities:

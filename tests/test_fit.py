@@ -84,6 +84,10 @@ def test_the_search_check_answers_as_the_rule_does(node, workload):
     # with zero in C: it must say yes exactly where the rule finds nothing)
     remaining, load = Node.from_dict(node).resources, Workload.from_dict(workload)
     assert takes(remaining, load) == (first_refusal(remaining, load) is None)
+    # (and given the count of resources below zero, as the index keeps it
+    # per node)
+    below = sum(left < 0 for left in remaining.values())
+    assert takes(remaining, load, below) == (first_refusal(remaining, load) is None)
 
 
 def test_the_search_check_sees_resources_below_zero_that_are_not_asked_for():

@@ -114,6 +114,10 @@ def check_index(distributor):
         assert [s.name for s in order] == list(distributor._slots)
         assert index._order == [s.key for s in order]
     assert len(index) == len(order) == len(distributor._slots)
+    # (each node's count of resources below zero, which the search's fit
+    # check reads instead of its quantities, is exact)
+    assert all(s.below == sum(left < 0 for left in s.remaining.values())
+               for s in distributor._slots.values())
     assert all(index.rank(slot) == at for at, slot in enumerate(order))
     seen = set()
     for counted, nodes in index._classes.items():
@@ -960,8 +964,8 @@ def test_a_search_from_the_round_robin_cursor_passes_bearers_found_full():
     names = {id(slot.remaining): slot.name for slot in fast._index}
     real = search.takes
 
-    def watched(remaining, workload):
-        taken = real(remaining, workload)
+    def watched(remaining, workload, below=None):
+        taken = real(remaining, workload, below)
         if not taken:
             refused.append(names[id(remaining)])
         return taken
@@ -1047,9 +1051,9 @@ def test_a_pinned_workload_tries_only_the_node_bearing_its_tag():
     tried = []
     real = lighthouse.index.search.takes
 
-    def counting(remaining, workload):
+    def counting(remaining, workload, below=None):
         tried.append(remaining)
-        return real(remaining, workload)
+        return real(remaining, workload, below)
 
     with mock.patch("pylighthouse.index.search.takes", counting):
         assert fast.attempt_assign_loads(
@@ -1069,8 +1073,8 @@ def test_a_class_that_cannot_host_a_workload_is_never_searched():
     tried = []
     real = lighthouse.index.search.takes
     with mock.patch("pylighthouse.index.search.takes",
-                    lambda remaining, workload: tried.append(remaining)
-                    or real(remaining, workload)):
+                    lambda remaining, workload, below=None: tried.append(remaining)
+                    or real(remaining, workload, below)):
         assert fast.attempt_assign_loads(
             [{"name": "w", "requirements": {"cpu": 4}}]) == {"w": "c0"}
     assert len(tried) == 1

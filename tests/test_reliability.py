@@ -49,6 +49,9 @@ def node_of(distributor, workload):
 CALLS = {
     "assign": lambda d: d.attempt_assign_loads(loads("x")),
     "all_or_nothing": lambda d: d.attempt_assign_loads(loads("x"), all_or_nothing=True),
+    # (an immune workload leaves its node with less than no cpu)
+    "overdraw": lambda d: d.attempt_assign_loads(
+        [{"name": "over", "requirements": {"cpu": 6}, "immunities": ["cpu"]}] + loads("x")),
     "all_or_nothing_failing": lambda d: d.attempt_assign_loads(
         loads("x") + [{"name": "huge", "requirements": {"cpu": 100}}], all_or_nothing=True),
     "release": lambda d: d.release_loads(["w1", "w3", "w4"]),
@@ -122,6 +125,9 @@ def check_rolls_back(strategy, call, plant):
                     delattr(distributor, name)
         assert distributor.to_dict() == before, (call, count)
         assert distributor.node_states() == untouched.node_states()
+        # (and what the distributor counts of them: its resources below zero)
+        assert all(slot.below == sum(left < 0 for left in slot.remaining.values())
+                   for slot in distributor._slots.values()), (call, count)
         for step in AFTERWARDS:
             assert step(distributor) == step(untouched), (call, count)
             assert distributor.to_dict() == untouched.to_dict()

@@ -47,8 +47,10 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    ones, see :meth:`.nodes.NodeIndex._earliest`), else ask the fit rule,
    :func:`pylighthouse.fit.takes` (the answer of
    :func:`~pylighthouse.fit.check_fit`, without its argument checks and
-   reason, and with the node's resources not asked for compared with zero
-   in C: a node's labels cost nothing each). The first yes is the answer.
+   reason, and with the node's resources not asked for read only when
+   the node's count of resources below zero, ``below``, kept by the
+   distributor, is not zero: a node's labels cost nothing each). The
+   first yes is the answer.
 
 A vector never searched for before starts after the run of blocks that
 refuse its shape's *floor*, the least quantities of that shape searched
@@ -164,7 +166,8 @@ def acceptable(slot: Any, workload: Workload, groups: FrozenSet[str]) -> bool:
     if slot.cordoned or (groups and not slot.groups.keys().isdisjoint(groups)):
         return False
     remaining = slot.remaining
-    return workload.requirements.keys() <= remaining.keys() and takes(remaining, workload)
+    return workload.requirements.keys() <= remaining.keys() and \
+        takes(remaining, workload, slot.below)
 
 
 def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
@@ -419,7 +422,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
                     averse = True
                     stepped += 1
                     continue
-                if takes(slot.remaining, workload):
+                if takes(slot.remaining, workload, slot.below):
                     nodes.stepped = stepped
                     return slot
                 nodes.denied += 1  # (on a resource the sieve lacks, mostly)
