@@ -13,7 +13,7 @@ import operator
 import threading
 from collections import Counter, deque
 from decimal import Decimal
-from itertools import compress, islice, repeat
+from itertools import compress, islice
 from operator import ge
 from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, KeysView,
                     List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
@@ -25,7 +25,7 @@ from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, shown)
 from .explain import Explanation, shape_of
-from .fit import CORDONED, MISSING, Reason, check_fit
+from .fit import CORDONED, MISSING, Reason, check_fit, count_below
 from .index import NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_fields, check_name
 from .nowhere import nowhere_lines
@@ -58,16 +58,11 @@ class _Slot:
         #: what immune workloads overdrew): the fit rule's search check reads
         #: this instead of every quantity of the node (see
         #: :func:`~pylighthouse.fit.takes`).
-        self.below = _below(self.remaining)
+        self.below = count_below(self.remaining)
         self.workloads: Dict[str, Workload] = {}
         self.groups: Counter[str] = Counter()
         self.cordoned = False
         self.key: Any = None  # its place in the node index's order
-
-
-def _below(remaining: Mapping[str, Decimal]) -> int:
-    """How many of ``remaining`` are less than zero (counted in C)."""
-    return sum(map(operator.lt, remaining.values(), repeat(ZERO)))
 
 
 #: How many nodes a pass may have changed since a search for a workload
@@ -1129,7 +1124,7 @@ class Distributor:
         index itself, halfway through a change). Cost: O(N x R log N + W)."""
         for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
             slot.remaining = remaining
-            slot.below = _below(remaining)
+            slot.below = count_below(remaining)
             slot.workloads = workloads
             slot.groups = Counter(groups)
             slot.cordoned = cordoned

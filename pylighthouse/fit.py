@@ -7,6 +7,8 @@ columns of nodes at once, to count why a workload fits nowhere; a
 differential test holds it to :func:`check_fit`.
 """
 from decimal import Decimal
+from itertools import repeat
+from operator import lt
 from typing import Dict, Mapping, Optional, Tuple
 
 import attr
@@ -115,31 +117,34 @@ def first_refusal(remaining: Mapping[str, Decimal],
     return None
 
 
+def count_below(remaining: Mapping[str, Decimal]) -> int:
+    """How many of ``remaining`` are below zero (wards, and what immune
+    workloads overdrew): the only resources not asked for that can refuse
+    a workload. Counted in C. O(number of node resources)."""
+    return sum(map(lt, remaining.values(), repeat(ZERO)))
+
+
 def takes(remaining: Mapping[str, Decimal], workload: Workload,
           below: Optional[int] = None) -> bool:
     """Whether :func:`first_refusal` finds nothing, for a search, which needs
     no refusal: every resource asked for is there, with enough left or
     immune to, and no other is below zero unless immune to (a resource not
     asked for, a tag of the node, say, with zero or more left, refuses
-    nothing). The resources not asked for are compared with zero in C
-    (``min``): a node bearing dozens of labels costs a workload asking for
-    three resources three checks in Python, not one per label. The same
-    answer as the rule's, always. O(number of requirements) in Python and
+    nothing). The resources not asked for are read only when some are
+    below zero: ``below``, their count (:func:`count_below`), as the
+    distributor keeps it per node, else counted here in C. A node bearing
+    dozens of labels costs a workload asking for three resources three
+    checks in Python, not one per label. The same answer as the rule's,
+    always. O(number of requirements) in Python, plus, without ``below``,
     O(number of node resources) in C; O(number of node resources) in
-    Python where some resource is below zero. ``below``: how many of
-    ``remaining`` are below zero, when the caller keeps that count (a
-    node's, see :class:`~pylighthouse.distributors.Distributor`): then a
-    node with none costs no look at its other resources at all."""
+    Python where some resource is below zero."""
     requirements = workload.requirements
     immunities = workload.immunities
     for key, needed in requirements.items():
         left = remaining.get(key)
         if left is None or left < needed and key not in immunities:
             return False
-    if below is not None:
-        if not below:
-            return True
-    elif not remaining or min(remaining.values()) >= ZERO:
+    if not (count_below(remaining) if below is None else below):
         return True
     for key, left in remaining.items():  # (some resource is below zero)
         if left < ZERO and key not in requirements and key not in immunities:
