@@ -864,14 +864,19 @@ def test_bearers_kept_in_order_decide_like_the_reference(strategy, seed, load):
         for at in range(60)]
     fast = make(strategy, nodes, None, True, load)
     reference = Reference(strategy, nodes, None)
-    searched = []
-    real = index_nodes.first_in_order
+    searched = []  # (how many bearers each search of the kept order had)
+    real, real_kept = index_nodes.first_in_order, index_nodes.NodeIndex._kept_from
 
     def watched(slots, keys, *rest):
         searched.append(len(slots))
         return real(slots, keys, *rest)
 
-    with mock.patch.object(index_nodes, "first_in_order", watched):
+    def watched_kept(record, workload, groups, slots, *rest):
+        searched.append(len(slots))
+        return real_kept(record, workload, groups, slots, *rest)
+
+    with mock.patch.object(index_nodes, "first_in_order", watched), \
+            mock.patch.object(index_nodes.NodeIndex, "_kept_from", staticmethod(watched_kept)):
         for step in range(40):
             batch = [{"name": f"w{step}-{at}",
                       "requirements": {"cpu": rng.choice([1, 2]), "mem": 1, "gpu": 1},
@@ -931,13 +936,13 @@ def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
              for at in range(100)]
     assert fast.attempt_assign_loads(loads) == {f"w{at}": f"n{at:03d}" for at in range(100)}
     starts = []  # (how many bearers each search passed without a look)
-    real = index_nodes.first_in_order
+    real = index_nodes.NodeIndex._kept_from
 
-    def watched(slots, keys, workload, groups, low, high, skip=0, limit=0):
-        starts.append(skip)
-        return real(slots, keys, workload, groups, low, high, skip, limit)
+    def watched(record, *rest):
+        starts.append(record.at)
+        return real(record, *rest)
 
-    with mock.patch.object(index_nodes, "first_in_order", watched):
+    with mock.patch.object(index_nodes.NodeIndex, "_kept_from", staticmethod(watched)):
         assert fast.attempt_assign_loads(
             [{"name": "x", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}]) == {"x": "n100"}
         # (y asks for less, and for fewer names: the count starts again,
@@ -945,6 +950,46 @@ def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
         assert fast.attempt_assign_loads(
             [{"name": "y", "requirements": {"cpu": 1, "gpu": 1}}]) == {"y": "n101"}
     assert starts == [100, 101]
+
+
+def test_a_search_from_the_first_bearer_passes_those_marked_refusing():
+    """Prioritized over 80 bearers of a gpu: the first (b000) takes every
+    workload at the floor but none of those asked for, the next 39 have
+    used up their gpu. A first search from the first bearer checks them
+    all and marks the 39 (they refuse the floor); the next passes them by
+    their marks, checking b000 alone before the one that takes it, as a
+    search from RoundRobin's cursor does. Every decision is the
+    reference's."""
+    nodes = [{"name": "b000", "resources": {"cpu": 1, "mem": 1, "gpu": 5}}] + \
+        [{"name": f"b{at:03d}", "resources": {"cpu": 4, "mem": 8, "gpu": 1 if at < 40 else 4}}
+         for at in range(1, 80)] + \
+        [{"name": f"p{at:03d}", "resources": {"cpu": 4, "mem": 8}} for at in range(40)]
+    fast = make("Prioritized", nodes, None, True, 8)
+    reference = Reference("Prioritized", nodes, None)
+    filling = [{"name": f"f{at:02d}", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}
+               for at in range(39)]
+    assert fast.attempt_assign_loads(filling) == reference.assign(filling)
+    refused = []  # (the names of the nodes the fit rule refused)
+    names = {id(slot.remaining): slot.name for slot in fast._index}
+    real = search.takes
+
+    def watched(remaining, workload, below=None):
+        taken = real(remaining, workload, below)
+        if not taken:
+            refused.append(names[id(remaining)])
+        return taken
+
+    seen = []
+    with mock.patch.object(search, "takes", watched):
+        for name in ("v1", "v2"):
+            refused.clear()
+            # (less cpu than those before: the floor comes down to b000's room)
+            loads = [{"name": name, "requirements": {"cpu": 1, "mem": 2, "gpu": 1}}]
+            assert fast.attempt_assign_loads(loads) == reference.assign(loads)
+            seen.append(list(refused))
+    assert_same_state(fast, reference)
+    assert seen == [[f"b{at:03d}" for at in range(40)], ["b000"]]
+    assert fast.assignments["v2"] == "b040"
 
 
 def test_a_search_from_the_round_robin_cursor_passes_bearers_found_full():
@@ -1008,12 +1053,12 @@ def test_round_robin_rounds_over_many_bearers_decide_like_the_reference(size, se
     real = index_nodes.NodeIndex._kept_from
     limits = []
 
-    def watched(self, *args, **kwargs):
-        limits.append(args[-1] if len(args) == 9 else kwargs.get("limit", 0))
-        return real(self, *args, **kwargs)
+    def watched(*args, **kwargs):
+        limits.append(args[-1] if len(args) == 8 else kwargs.get("limit", 0))
+        return real(*args, **kwargs)
 
     names = [spec["name"] for spec in nodes]
-    with mock.patch.object(index_nodes.NodeIndex, "_kept_from", watched):
+    with mock.patch.object(index_nodes.NodeIndex, "_kept_from", staticmethod(watched)):
         for call in range(8):
             loads = []
             for at in range(rng.randrange(size // 4, size)):

@@ -652,12 +652,17 @@ class NodeIndex:
         slots, keys = nodes.in_order(tag)
         if len(slots) <= CURSOR_AT:
             found, stop = first_in_order(slots, keys, workload, groups, low, high, 0, limit)
-        elif low is None:
-            skip = self._cursor(nodes, tag, workload, slots, limit)
-            found, stop = first_in_order(slots, keys, workload, groups, low, high, skip, limit)
         else:
-            found, stop = self._kept_from(nodes, tag, workload, groups, slots, keys, low,
-                                          high, limit)
+            record = self._floor(nodes, tag, workload)
+            if low is None:
+                # (past the bearers known to refuse from the first; then
+                # those found refusing the floor since are passed by their
+                # marks, as from a cursor: a search from the first node
+                # follows searches that went round, as RoundRobin's do, and
+                # met the same bearers)
+                self._cursor(record, workload, slots, limit)
+            found, stop = self._kept_from(record, workload, groups, slots, keys, low, high,
+                                          limit)
         return found, None if stop is None else keys[stop]
 
     @staticmethod
@@ -674,9 +679,10 @@ class NodeIndex:
             hot = hot or most is not None and number >= most
         return hot
 
-    def _cursor(self, nodes: NodeClass, tag: Tag, workload: Workload,
-                slots: Sequence[Any], limit: int = 0) -> int:
-        """How many of ``slots`` (the bearers of ``tag`` in the class's
+    @staticmethod
+    def _cursor(record: Cursor, workload: Workload, slots: Sequence[Any],
+                limit: int = 0) -> int:
+        """How many of ``slots`` (the bearers of a tag in the class's
         order) from the first are known to refuse ``workload``: a count
         kept per tag and immunities with the *floor* of the workloads
         searched for (the names each asked for, and the least of each), and
@@ -688,8 +694,8 @@ class NodeIndex:
         when a workload asks for less than the floor or for fewer names.
         O(F) for F names of the floor, plus O(F) per bearer passed, each
         once for as long as the count is kept; with ``limit``, at most that
-        many bearers passed a call (the next goes on from there)."""
-        record = self._floor(nodes, tag, workload)
+        many bearers passed a call (the next goes on from there).
+        ``record``: what :meth:`_floor` gives for the tag and workload."""
         least = record.least
         at = record.at
         # (at most ``limit`` bearers passed a call, if given: the next
@@ -740,12 +746,14 @@ class NodeIndex:
                 record.lowered()
         return record
 
-    def _kept_from(self, nodes: NodeClass, tag: Tag, workload: Workload,
-                   groups: FrozenSet[str], slots: Sequence[Any], keys: Sequence[Any],
-                   low: Any, high: Any, limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
+    @staticmethod
+    def _kept_from(record: Cursor, workload: Workload, groups: FrozenSet[str],
+                   slots: Sequence[Any], keys: Sequence[Any], low: Any, high: Any,
+                   limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
         """:func:`~.search.first_in_order` from order key ``low`` (as
-        RoundRobin searches from its cursor), passing without a check the
-        bearers the tag's record (see :meth:`_floor`) knows to refuse: the
+        RoundRobin searches from its cursor; ``None``: from the first),
+        passing without a check the bearers that ``record``, the tag's
+        record for the workload (see :meth:`_floor`), knows to refuse: the
         first ``at`` of them, and each one a search from a cursor found
         refusing the floor (or cordoned) since, which this search marks in
         turn. The marks are next pointers, followed and shortened as a
@@ -754,9 +762,8 @@ class NodeIndex:
         is unchanged. O(log K) for K bearers, plus one check of the fit rule
         and O(F) for F names of the floor for each bearer checked, plus
         near O(1) a bearer passed."""
-        record = self._floor(nodes, tag, workload)
         least, passed, immunities = record.least, record.passed, workload.immunities
-        start = bisect_left(keys, low)
+        start = 0 if low is None else bisect_left(keys, low)
         if start < record.at:
             start = record.at
         stop = len(keys) if high is None else bisect_left(keys, high)
