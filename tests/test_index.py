@@ -952,6 +952,25 @@ def test_a_search_among_many_bearers_starts_past_those_known_to_refuse():
     assert starts == [100, 101]
 
 
+@contextmanager
+def refusals_of(fast):
+    """Within the block, the names of the nodes of ``fast`` (an indexed
+    distributor) that the search's fit check refused, in turn, in the
+    list yielded (the caller may clear it between calls)."""
+    refused = []
+    names = {id(slot.remaining): slot.name for slot in fast._index}
+    real = search.takes
+
+    def watched(remaining, workload, below=None):
+        taken = real(remaining, workload, below)
+        if not taken:
+            refused.append(names[id(remaining)])
+        return taken
+
+    with mock.patch.object(search, "takes", watched):
+        yield refused
+
+
 def test_a_search_from_the_first_bearer_passes_those_marked_refusing():
     """Prioritized over 80 bearers of a gpu: the first (b000) takes every
     workload at the floor but none of those asked for, the next 39 have
@@ -969,18 +988,8 @@ def test_a_search_from_the_first_bearer_passes_those_marked_refusing():
     filling = [{"name": f"f{at:02d}", "requirements": {"cpu": 2, "mem": 1, "gpu": 1}}
                for at in range(39)]
     assert fast.attempt_assign_loads(filling) == reference.assign(filling)
-    refused = []  # (the names of the nodes the fit rule refused)
-    names = {id(slot.remaining): slot.name for slot in fast._index}
-    real = search.takes
-
-    def watched(remaining, workload, below=None):
-        taken = real(remaining, workload, below)
-        if not taken:
-            refused.append(names[id(remaining)])
-        return taken
-
     seen = []
-    with mock.patch.object(search, "takes", watched):
+    with refusals_of(fast) as refused:
         for name in ("v1", "v2"):
             refused.clear()
             # (less cpu than those before: the floor comes down to b000's room)
@@ -1005,21 +1014,11 @@ def test_a_search_from_the_round_robin_cursor_passes_bearers_found_full():
         [{"name": f"p{at:03d}", "resources": {"cpu": 8, "mem": 64}} for at in range(40)]
     fast = make("RoundRobin", nodes, None, True, 8)
     reference = Reference("RoundRobin", nodes, None)
-    refused = []  # (the names of the nodes the fit rule refused)
-    names = {id(slot.remaining): slot.name for slot in fast._index}
-    real = search.takes
-
-    def watched(remaining, workload, below=None):
-        taken = real(remaining, workload, below)
-        if not taken:
-            refused.append(names[id(remaining)])
-        return taken
-
     rounds = [[{"name": f"w{turn}-{at:02d}", "requirements": {"cpu": 1, "mem": 1, "gpu": 2}}
                for at in range(count)] for turn, count in enumerate([80, 40, 20])]
     rounds.append([{"name": "less", "requirements": {"cpu": 1, "gpu": 1}}])
     seen = []
-    with mock.patch.object(search, "takes", watched):
+    with refusals_of(fast) as refused:
         for loads in rounds:
             refused.clear()
             assert fast.attempt_assign_loads(loads) == reference.assign(loads)
