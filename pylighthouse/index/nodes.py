@@ -651,7 +651,7 @@ class NodeIndex:
         the search (else ``None``)."""
         slots, keys = nodes.in_order(tag)
         if len(slots) <= CURSOR_AT:
-            found, stop = first_in_order(slots, keys, workload, groups, low, high, 0, limit)
+            found, stop = first_in_order(slots, keys, workload, groups, low, high, limit)
         else:
             record = self._floor(nodes, tag, workload)
             if low is None:

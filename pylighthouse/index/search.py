@@ -640,21 +640,19 @@ def first_among(candidates: Iterable[Any], workload: Workload, groups: FrozenSet
 
 
 def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload,
-                   groups: FrozenSet[str], low: Any, high: Any, skip: int = 0,
+                   groups: FrozenSet[str], low: Any, high: Any,
                    limit: int = 0) -> Tuple[Optional[Any], Optional[int]]:
     """:func:`first_among` over candidates already in order (``keys``:
-    their order keys, ascending): no sort at each search; the first
-    ``skip`` of them are known to refuse (see
-    :meth:`.nodes.NodeIndex._cursor`), and at most ``limit`` are tried (0:
-    every one). The node found (or ``None``), and the position of the
-    first candidate not tried when the limit stopped the search (else
-    ``None``).
+    their order keys, ascending): no sort at each search; at most
+    ``limit`` are tried (0: every one). The node found (or ``None``), and
+    the position of the first candidate not tried when the limit stopped
+    the search (else ``None``). (Many candidates are searched by
+    :meth:`.nodes.NodeIndex._kept_from` instead, which passes those known
+    to refuse.)
 
     Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
     """
     start = 0 if low is None else bisect_left(keys, low)
-    if skip > start:
-        start = skip
     stop = len(keys) if high is None else bisect_left(keys, high)
     end = stop if not limit or start + limit >= stop else start + limit
     for at in range(start, end):
