@@ -75,7 +75,7 @@ from heapq import heapify, heappop, heappush
 from decimal import Decimal
 from functools import reduce
 from itertools import combinations, compress, count, repeat
-from operator import and_, eq, gt, lt, or_
+from operator import and_, eq, gt, itemgetter, lt, or_
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .explain import one_line, shortfall
@@ -194,8 +194,10 @@ def _lowest(bits: int) -> int:
     return (low & -low).bit_length() - 1
 
 
+#: A step's resource and how many nodes have less than needed (see :data:`_Step`).
+_KEY_AND_NUMBER = itemgetter(0, 4)
 #: The nodes in the strategy's order: (name, remaining, cordoned).
-Order = Sequence[Tuple[str, Mapping[str, Decimal], bool]]
+Order = Sequence[Tuple[str, Dict[str, Decimal], bool]]
 #: Per (kind, resource): [how many, first position, needed, most left,
 #: position of the first node with the most left].
 _Tally = Dict[Tuple[str, str], List[Any]]
@@ -224,8 +226,9 @@ class _Layout:
 
     def __init__(self, keys: Sequence[str],
                  members: Sequence[Tuple[Sequence[str], List[int],
-                                         List[Mapping[str, Decimal]]]],
-                 asked: Set[str], holding: bool = False):
+                                         List[Dict[str, Decimal]]]],
+                 asked: Set[str], holding: bool = False,
+                 below_zero: Optional[Set[str]] = None):
         self.keys = tuple(keys)
         placed = sorted((position, remaining)
                         for _, positions, remainings in members
@@ -252,7 +255,11 @@ class _Layout:
         if holding:
             # (the names below zero from the keys' columns, which a
             # workload counted here reads anyway)
-            self.negative = [key for key in self.keys if self.lowest_of(key) < ZERO]
+            # (only of those some open node has less than zero of, when
+            # known: ``below_zero``)
+            self.negative = [key for key in self.keys
+                             if (below_zero is None or key in below_zero)
+                             and self.lowest_of(key) < ZERO]
             self.names = frozenset(asked)
             self.lacking: Dict[str, int] = {}
             return
@@ -361,8 +368,8 @@ class _Layout:
         lacks it). O(L) the first time."""
         found = self.columns.get(key)
         if found is None:
-            found = self.columns[key] = [remaining.get(key, _ABSENT)
-                                         for remaining in self.remainings]
+            found = self.columns[key] = list(map(
+                dict.get, self.remainings, repeat(key), repeat(_ABSENT)))  # (in C)
         return found
 
     def lowest_of(self, key: str) -> Decimal:
@@ -571,7 +578,7 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
 
     Cost: see the module docstring.
     """
-    grouped: Dict[Tuple[str, ...], Tuple[List[int], List[Mapping[str, Decimal]]]] = {}
+    grouped: Dict[Tuple[str, ...], Tuple[List[int], List[Dict[str, Decimal]]]] = {}
     asked: Set[str] = set().union(*(load.requirements for load in loads))
     # A node's resource refuses some workload of the batch only if the node
     # has less of it left than the most a workload asks for (or zero, as
@@ -658,7 +665,7 @@ def nowhere_lines(order: Order, loads: Sequence[Workload]) -> List[Optional[str]
             merged.append((list(keys), {key: place for place, key in enumerate(keys)},
                            [member], [len(positions)]))
     layouts = []
-    singles: List[Tuple[int, Mapping[str, Decimal]]] = []
+    singles: List[Tuple[int, Dict[str, Decimal]]] = []
     for names, _, members, size in merged:
         if size[0] >= FEW:
             layouts.append(_Layout(names, members, asked))
@@ -717,7 +724,8 @@ class _Lacking:
     bits once."""
 
     __slots__ = ("nodes", "count", "having", "masks", "known", "held", "asked", "gathered", "seen",
-                 "everywhere", "order", "made", "direct", "gathered_own", "names_of", "negative")
+                 "everywhere", "order", "made", "direct", "gathered_own", "names_of", "negative",
+                 "written", "alone")
 
     def __init__(self, layouts: Optional[List["_Layout"]], asked: Set[str],
                  order: Order) -> None:
@@ -740,6 +748,12 @@ class _Lacking:
         # and the names some open node has less than zero of)
         self.names_of: Sequence[Optional[Tuple[str, ...]]] = ()
         self.negative: Set[str] = set()
+        # (per names asked: the parts of a line for the nodes lacking one
+        # and the cordoned, see :func:`_apart_line`)
+        self.written: Dict[Tuple[str, ...], List[Tuple[int, int, str]]] = {}
+        # (per resource: what :meth:`of` finds of it when it is the first
+        # resource asked that some node lacks)
+        self.alone: Dict[str, Tuple[int, int, int]] = {}
         having: Dict[str, int] = {}
         nodes = 0
         if layouts is None:
@@ -790,6 +804,18 @@ class _Lacking:
             refusals = []
             for key in names:
                 if key in everywhere:
+                    continue
+                if left is self.nodes:  # (the first some node lacks: once per resource)
+                    alone = self.alone.get(key)
+                    if alone is None:
+                        kept = having.get(key, 0)  # (of open nodes only)
+                        counted = _popcount(kept)
+                        alone = self.alone[key] = (
+                            kept, counted, _lowest(left ^ kept) if counted < number else 0)
+                    kept, counted, first = alone
+                    if counted < number:
+                        refusals.append((key, number - counted, first))
+                        left, number = kept, counted
                     continue
                 kept = left & having.get(key, 0)
                 counted = _popcount(kept)
@@ -875,7 +901,7 @@ class _Lacking:
                     break
             else:
                 layout = _Layout(keys, [(keys, places, [order[at][1] for at in places])],
-                                 asked, holding=True)
+                                 asked, holding=True, below_zero=self.negative)
                 same.append(layout)
             layouts.append(layout)
         alone.sort()
@@ -907,7 +933,7 @@ class _Lacking:
             return None
         self.gathered[key] = None
         positions: List[int] = []
-        remainings: List[Mapping[str, Decimal]] = []
+        remainings: List[Dict[str, Decimal]] = []
         size = 0
         for layout in layouts:
             size += len(layout.positions)
@@ -982,7 +1008,7 @@ class _Words:
 
 
 def _line(load: Workload, layouts: List[_Layout],
-          singles: List[Tuple[int, Mapping[str, Decimal]]], cordoned: List[int],
+          singles: List[Tuple[int, Dict[str, Decimal]]], cordoned: List[int],
           total: int, kept: Optional[Dict[Any, _Kept]], words: _Words,
           lacking: Optional[_Lacking] = None) -> Optional[str]:
     requirements = load.requirements
@@ -990,21 +1016,24 @@ def _line(load: Workload, layouts: List[_Layout],
     wanting: List[Tuple[str, int, int]] = []
     # (each node checked alone: its reason, read once)
     reasons: List[Tuple[int, Any]] = []
+    names = tuple(requirements)
     if lacking is not None:
         # (the refusals for want of a resource, counted over every layout;
         # only the layouts where some node has every resource asked are
         # counted on, from what their nodes lack, or, where those nodes
         # are few, each of them alone)
-        wanting, live, apart = lacking.of(tuple(requirements))
+        wanting, live, apart = lacking.of(names)
         if not live:
             # (no layout is counted on: every node lacks a resource asked
             # for but the few having them all, each checked alone, as for
             # two kinds of device among hundreds; such lines are rarely
             # shared, and cost less to count than to key for sharing)
-            kept = None
+            if not singles:
+                return _apart_line(load, names, lacking, apart, cordoned, total, words)
+            kept = None  # (the nodes checked alone may lack one too: counted together)
             layouts = []
         elif lacking.direct:  # (the nodes having them all: layouts of their own)
-            layouts, lone = lacking.own(load, tuple(requirements))
+            layouts, lone = lacking.own(load, names)
             if lone and not _refused_alone(
                     load, [(position, lacking.order[position][1]) for position in lone],
                     reasons):
@@ -1020,7 +1049,6 @@ def _line(load: Workload, layouts: List[_Layout],
         # to the same, and falls at the same place of each sorted column
         # until every node has failed: such workloads share their line but
         # for the quantities they need.
-        names = tuple(requirements)
         places: List[Any] = [names, load.immunities]
         if lacking is not None and len(layouts) > 1:
             gathered = lacking.gather(load, names, layouts)
@@ -1051,14 +1079,16 @@ def _line(load: Workload, layouts: List[_Layout],
             # node the steps before it left, however much the workload
             # needs, so that workloads of quantities of their own share a
             # line whenever they fall at the same places on the others)
-            places.append(tuple([(step[0], step[4]) for step in steps[:-1]])
-                          + tuple([step[0] for step in steps[-1:]]))
+            places.append(tuple(map(_KEY_AND_NUMBER, steps[:-1])) + (steps[-1][0],)
+                          if steps else ())
             walks.append(steps)
             counted.append(layout)
     if singles and not _refused_alone(load, singles, reasons):
         return None
     if kept is not None:
-        places.extend([(kind, resource, id(left)) for _, (kind, resource, _, left) in reasons])
+        if reasons:
+            places.extend([(kind, resource, id(left))
+                           for _, (kind, resource, _, left) in reasons])
         known = tuple(places)
         parts = kept.get(known)
         if parts is not None:
@@ -1090,15 +1120,65 @@ def _line(load: Workload, layouts: List[_Layout],
     # refusal share a first node, so the tuples never compare further)
     ranked = sorted([(-entry[0], entry[1], kind, resource, entry[3])
                      for (kind, resource), entry in tally.items()])
-    parts = [(-negated, resource, words.number(most)) if kind == INSUFFICIENT
+    numeral = words.number
+    if kept is None:  # (written at once: no parts kept to write again)
+        return one_line(0, 0, total, [
+            f"{-negated} {shortfall(resource, numeral(requirements[resource]), numeral(most))}"
+            if kind == INSUFFICIENT else words.part(kind, resource, -negated)
+            for negated, _, kind, resource, most in ranked])
+    parts = [(-negated, resource, numeral(most)) if kind == INSUFFICIENT
              else words.part(kind, resource, -negated)
              for negated, _, kind, resource, most in ranked]
-    if kept is not None:
-        kept[known] = parts
+    kept[known] = parts
     return _written(parts, requirements, total, words)
 
 
-def _refused_alone(load: Workload, nodes: Sequence[Tuple[int, Mapping[str, Decimal]]],
+def _apart_line(load: Workload, names: Tuple[str, ...], lacking: _Lacking, apart: List[int],
+                cordoned: List[int], total: int, words: _Words) -> Optional[str]:
+    """:func:`_line` of a workload asking for ``names`` where no layout is
+    counted on and no node is checked alone but ``apart``: every node
+    lacks one of them (counted by ``lacking``, :meth:`_Lacking.of`), is
+    cordoned, or is one of the few having them all (``apart``). ``None``
+    when one of those takes it. The parts for the nodes lacking one and
+    the cordoned are written once per ``names``; the few having them all
+    lack none, so their parts never meet those. O(R) plus one check per
+    node of ``apart``."""
+    tally: _Tally = {}
+    if not _tally_alone(load, apart, lacking.order, tally):
+        return None
+    parts = lacking.written.get(names)
+    if parts is None:
+        parts = [(-many, first, words.part(MISSING, key, many))
+                 for key, many, first in lacking.of(names)[0]]
+        if cordoned:
+            parts.append((-len(cordoned), cordoned[0], words.part(CORDONED, "", len(cordoned))))
+        parts = lacking.written[names] = sorted(parts)
+    if tally:
+        # (most refusals first, then by their first node: no two share a
+        # first node, so the tuples never compare further)
+        requirements, numeral = load.requirements, words.number
+        parts = sorted(parts + [
+            (-entry[0], entry[1],
+             f"{entry[0]} {shortfall(resource, numeral(requirements[resource]), numeral(entry[3]))}"
+             if kind == INSUFFICIENT else words.part(kind, resource, entry[0]))
+            for (kind, resource), entry in tally.items()])
+    return one_line(0, 0, total, [text for _, _, text in parts])
+
+
+def _tally_alone(load: Workload, positions: List[int], order: Order, tally: _Tally) -> bool:
+    """Check each node of ``order`` at ``positions`` alone, counting its
+    refusal in ``tally``; ``False`` as soon as one takes ``load``."""
+    for position in positions:
+        reason = first_refusal(order[position][1], load)
+        if reason is None:
+            return False
+        kind, resource, needed, left = reason
+        _add(tally, kind, resource, 1, position, needed,
+             left if kind == INSUFFICIENT else None, position)
+    return True
+
+
+def _refused_alone(load: Workload, nodes: Sequence[Tuple[int, Dict[str, Decimal]]],
                    reasons: List[Tuple[int, Any]]) -> bool:
     """Check each of ``nodes`` (position, room left) alone, adding its
     refusal to ``reasons``; ``False`` as soon as one takes ``load``."""
@@ -1113,10 +1193,11 @@ def _refused_alone(load: Workload, nodes: Sequence[Tuple[int, Mapping[str, Decim
 def _written(parts: List[Any], requirements: Mapping[str, Decimal], total: int,
              words: _Words) -> str:
     """The line of a workload of ``requirements`` from its kept ``parts``."""
-    return one_line(0, 0, total, [
-        part if type(part) is str else
-        f"{part[0]} {shortfall(part[1], words.number(requirements[part[1]]), part[2])}"
-        for part in parts])
+    summary = []  # (a loop, not a comprehension: this runs once per line)
+    for part in parts:
+        summary.append(part if type(part) is str else f"{part[0]} " + shortfall(
+            part[1], words.number(requirements[part[1]]), part[2]))
+    return one_line(0, 0, total, summary)
 
 
 def _refused_by(layout: _Layout, load: Workload, tally: _Tally) -> bool:

@@ -361,9 +361,10 @@ def _reasons(distributor: Distributor, loads: List[Workload]) -> Dict[str, str]:
             grouped.append(load)
         else:
             reasons[load.name] = line
-    if grouped:  # (some node takes them now: see above)
-        for name, explanation in distributor.explain_all(grouped).items():
-            reasons[name] = str(explanation)
+    if not grouped:
+        return reasons  # (in the order of ``loads`` already)
+    for name, explanation in distributor.explain_all(grouped).items():  # (see above)
+        reasons[name] = str(explanation)
     return {load.name: reasons[load.name] for load in loads}
 
 
