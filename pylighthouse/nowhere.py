@@ -228,13 +228,16 @@ class _Layout:
                  members: Sequence[Tuple[Sequence[str], List[int],
                                          List[Dict[str, Decimal]]]],
                  asked: Set[str], holding: bool = False,
-                 below_zero: Optional[Set[str]] = None):
+                 below_zero: Optional[Set[str]] = None, ordered: bool = False):
         self.keys = tuple(keys)
-        placed = sorted((position, remaining)
-                        for _, positions, remainings in members
-                        for position, remaining in zip(positions, remainings))
-        self.positions = [position for position, _ in placed]  # (in the strategy's order)
-        remainings = [remaining for _, remaining in placed]
+        if ordered:  # (one member, its positions in order: see :meth:`_Lacking.own`)
+            self.positions, remainings = members[0][1], members[0][2]
+        else:
+            placed = sorted((position, remaining)
+                            for _, positions, remainings in members
+                            for position, remaining in zip(positions, remainings))
+            self.positions = [position for position, _ in placed]  # (in the strategy's order)
+            remainings = [remaining for _, remaining in placed]
         self.place = {key: at for at, key in enumerate(self.keys)}
         self.remainings = remainings
         # (each made at its first use: a layout may have hundreds of names,
@@ -246,8 +249,8 @@ class _Layout:
         self.visits: Dict[Any, Tuple[str, ...]] = {}
         # (how its refusals are counted, by its size: see :data:`BITS`)
         self.refused_by: Callable[[_Layout, Workload, _Tally], bool] = \
-            _refused_by_bits if BITS <= len(placed) <= BITS_MOST else _refused_by
-        everyone = self.everyone = (1 << len(placed)) - 1
+            _refused_by_bits if BITS <= len(remainings) <= BITS_MOST else _refused_by
+        everyone = self.everyone = (1 << len(remainings)) - 1
         self.rows: Dict[str, List[bool]] = {}  # (``lacking`` as bools, made at first use)
         # (per names asked, in order: the nodes lacking one and the few
         # having them all, see :meth:`lacked`)
@@ -901,7 +904,7 @@ class _Lacking:
                     break
             else:
                 layout = _Layout(keys, [(keys, places, [order[at][1] for at in places])],
-                                 asked, holding=True, below_zero=self.negative)
+                                 asked, holding=True, below_zero=self.negative, ordered=True)
                 same.append(layout)
             layouts.append(layout)
         alone.sort()
