@@ -39,7 +39,9 @@ of the layouts' nodes (one kind of device among hundreds), they are
 counted as one layout of their own from the second workload asking for
 the same names on (:meth:`_Lacking.gather`). Where no layout is left to
 count on (every node lacks a resource asked for but those few), the line
-is counted at once, not looked up among the lines kept for sharing.
+is counted at once, not looked up among the lines kept for sharing, from
+the parts for the nodes lacking a resource (and the cordoned), written
+once per set of names asked, and those of the few checked alone.
 
 Where most nodes have names of their own (the open nodes have more sets
 of names than one per :data:`DISTINCT` nodes, as with a few kinds of
