@@ -1,7 +1,8 @@
 """Draw the performance page's chart (an SVG) from the rows ``matrix.py --json`` wrote.
 
-Run from the repository root, with matplotlib installed (only this script
-needs it; the docs build does not)::
+Run from the repository root, with matplotlib installed (the ``bench``
+extra, ``pip install ".[bench]"``; only this script needs it, the docs
+build does not)::
 
     python benchmarks/matrix.py --json benchmarks/results/matrix.json
     python benchmarks/chart.py benchmarks/results/matrix.json docs/_static/matrix.svg
