@@ -538,9 +538,15 @@ class NodeClass(DerivedColumns):
                 self.uncounted.clear()
             self.uncounted[names] = self.members
             return False
-        counted.add(names)
         held = self.held
         blocks, lasts = self.blocks, self.lasts
+        if not counted:
+            # (the first set counted: no node of the class has any yet, and
+            # each gets the sets it has all of as they are counted, instead
+            # of looking through every set counted when it first moves)
+            for block in blocks:
+                held.update(zip(block.slots, map(list, repeat((), len(block.slots)))))
+        counted.add(names)
         for block in blocks:
             block.counts[names] = 0
         for slot in having:
