@@ -17,6 +17,7 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
                     Sequence, Set, Tuple, Union)
 
 from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
+from .errors import json_path
 from .fit import check_fit
 from .index import NodeOrder
 from .model import Node, Workload
@@ -836,7 +837,7 @@ class BestFitDistributor(Distributor):
         if snapshot.get("rubric") is None:  # (no rubric: left out, or null)
             return cls(nodes)
         rubric = _field(snapshot, "rubric", Mapping, "snapshot")
-        return cls(nodes, {key: from_json_quantity(value, f"snapshot: rubric.{key}",
+        return cls(nodes, {key: from_json_quantity(value, json_path("snapshot: rubric", key),
                                                    finite=True, decimal_strings=True)
                            for key, value in rubric.items()})
 

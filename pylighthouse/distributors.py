@@ -23,7 +23,7 @@ import attr
 
 from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     UnknownNameError, shown)
+                     UnknownNameError, json_path, shown)
 from .explain import Explanation, shape_of
 from .fit import CORDONED, MISSING, Reason, check_fit, count_below
 from .index import NodeIndex, NodeOrder, RubricOrder
@@ -823,7 +823,7 @@ class Distributor:
             resources = _field(item, "resources", Mapping, where)
             check_fields(item, _NODE_FIELDS, where, "node")
             nodes.append(Node(check_name(item.get("name"), where), {
-                key: from_json_quantity(value, f"{where}.resources.{key}",
+                key: from_json_quantity(value, json_path(f"{where}.resources", key),
                                         decimal_strings=True)
                 for key, value in resources.items()}))
         distributor = target._restore(snapshot, nodes)
@@ -1390,7 +1390,7 @@ class BinPackDistributor(Distributor):
     @classmethod
     def _restore(cls, snapshot: Mapping[str, Any], nodes: List[Node]) -> "Distributor":
         rubric = _field(snapshot, "rubric", Mapping, "snapshot")
-        return cls({key: from_json_quantity(value, f"snapshot: rubric.{key}",
+        return cls({key: from_json_quantity(value, json_path("snapshot: rubric", key),
                                             finite=True, decimal_strings=True)
                     for key, value in rubric.items()}, nodes)
 
@@ -1459,7 +1459,7 @@ def workload_from_json(data: Mapping[str, Any], where: str) -> Workload:
     check_fields(data, _WORKLOAD_FIELDS, where, "workload")
     return Workload(
         check_name(data.get("name"), where),
-        {key: from_json_quantity(value, f"{where}.requirements.{key}",
+        {key: from_json_quantity(value, json_path(f"{where}.requirements", key),
                                  finite=True, decimal_strings=True)
          for key, value in requirements.items()},
         data.get("immunities", ()), data.get("aversion_groups", ()))

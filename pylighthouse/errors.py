@@ -4,6 +4,8 @@ Each one also derives from the builtin a caller would reach for first
 (``ValueError``, ``TypeError`` or ``KeyError``), so ordinary handlers keep
 working. Messages name the item and the field that are wrong.
 """
+import json
+import re
 
 
 class LighthouseException(Exception):
@@ -62,3 +64,29 @@ def shown(value: object) -> str:
     if len(text) > SHOWN_LIMIT:
         return f"{text[:SHOWN_LIMIT]}... ({type(value).__name__})"
     return text
+
+
+#: A key written after a dot in a message's path (``nodes[0].resources.cpu``);
+#: any other is written in brackets, quoted as JSON quotes it.
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+def quoted(key: str) -> str:
+    """``key`` quoted as JSON quotes it, cut after :data:`SHOWN_LIMIT`
+    characters (``"abc"... (10000 characters)``). Cost: O(SHOWN_LIMIT)."""
+    if len(key) <= SHOWN_LIMIT:
+        return json.dumps(key)
+    return f"{json.dumps(key[:SHOWN_LIMIT])}... ({len(key)} characters)"
+
+
+def json_path(path: str, key: object) -> str:
+    """The path of member ``key`` of the object at ``path``, for a message:
+    ``a.b`` for a plain name of at most :data:`SHOWN_LIMIT` characters, else
+    ``a["odd key"]`` (:func:`quoted`; a key that is not a string as
+    :func:`shown` shows it). A message stays short however long the names
+    a caller sends. Cost: O(SHOWN_LIMIT)."""
+    if not isinstance(key, str):
+        return f"{path}[{shown(key)}]"
+    if len(key) <= SHOWN_LIMIT and _PLAIN_KEY.match(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{quoted(key)}]"

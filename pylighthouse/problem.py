@@ -13,7 +13,6 @@ distributors' business: nothing here decides where a workload goes.
 """
 import functools
 import json
-import re
 from decimal import Decimal
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Type, Union
 
@@ -23,7 +22,7 @@ from .bestfit import BestFitDistributor
 from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     LighthouseException)
+                     LighthouseException, json_path, quoted)
 from .model import Node, Workload, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
@@ -36,7 +35,6 @@ _PROBLEM_FIELDS = ("nodes", "workloads", "strategy", "rubric", "partial", "$sche
 _NODE_FIELDS = ("name", "id", "resources", "workloads")
 _WORKLOAD_FIELDS = ("name", "id", "requirements", "immunities", "tolerations",
                     "aversion_groups")
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -199,7 +197,7 @@ def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
         where = f"{path}[{key}]" if isinstance(key, int) else _key(path, key)
         if isinstance(value, _Repeated):
             if key in seen:
-                return where, f"duplicate key {json.dumps(key)} (each key may appear once)"
+                return where, f"duplicate key {quoted(key)} (each key may appear once)"
             seen.add(key)
         found = _first_flaw(item, where)
         if found[1]:
@@ -493,11 +491,9 @@ def _parsed(data: Any) -> Any:
     return data
 
 
-def _key(path: str, key: str) -> str:
-    """The path of field ``key`` inside ``path``: ``a.b``, or ``a["odd key"]``."""
-    if _PLAIN_KEY.match(key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key)}]"
+#: The path of field ``key`` inside ``path``: ``a.b``, or ``a["odd key"]``
+#: (cut when long, see :func:`~pylighthouse.errors.json_path`).
+_key = json_path
 
 
 def _describe(value: Any) -> str:

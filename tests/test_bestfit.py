@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import pylighthouse
 import pylighthouse.pylighthouse as lighthouse
-from pylighthouse import (BestFitDistributor, Distributor, InvalidInputError,
+from pylighthouse import (BestFitDistributor, BinPackDistributor, Distributor, InvalidInputError,
                           InvalidTypeError, plan_scale_down, plan_scale_up)
 from pylighthouse.fit import check_fit
 from pylighthouse.index import nodes as index_nodes
@@ -129,6 +129,14 @@ def test_snapshot_keeps_the_rubric_or_its_absence():
     assert restored.rubric == scored.rubric
     with pytest.raises(InvalidTypeError, match="rubric.cpu"):
         BestFitDistributor.from_dict(dict(scored.to_dict(), rubric={"cpu": "x"}))
+    # (a long name is cut in the message, as BinPack's)
+    for snapshot in (dict(scored.to_dict(), rubric={"g" * 5000: None}),
+                     dict(BinPackDistributor.from_list(RUBRIC, STRATEGY_NODES).to_dict(),
+                          rubric={"g" * 5000: None})):
+        with pytest.raises(InvalidTypeError) as caught:
+            Distributor.from_dict(snapshot)
+        assert str(caught.value) == 'snapshot: rubric["' + "g" * 60 + \
+            '"... (5000 characters)]: expected a number, got NoneType None'
     # (a rubric written null, as another tool may write "none", is none)
     assert BestFitDistributor.from_dict(dict(plain.to_dict(), rubric=None)).rubric is None
 

@@ -230,6 +230,15 @@ def test_snapshots_are_standard_json_and_restore_the_right_class():
     (lambda s: s["placements"][0]["workload"].update(bogus=1),
      r"snapshot: placements\[0\].workload: unknown field 'bogus' \(a workload has: name, "
      r"requirements, immunities, aversion_groups\)"),
+    # (a name that is not plain is quoted, and a long one cut: a message
+    # stays short whatever the snapshot holds)
+    (lambda s: s["nodes"][0]["resources"].update({"a b": "lots"}),
+     r'snapshot: nodes\[0\].resources\["a b"\]: expected a number, got "lots"\Z'),
+    (lambda s: s["nodes"][0]["resources"].update({"x" * 5000: None}),
+     r'snapshot: nodes\[0\].resources\["x{60}"... \(5000 characters\)\]: '
+     r"expected a number, got NoneType None\Z"),
+    (lambda s: s["placements"][0]["workload"]["requirements"].update({"y" * 5000: "nan"}),
+     r'snapshot: placements\[0\].workload.requirements\["y{60}"... \(5000 characters\)\]: '),
 ])
 def test_bad_snapshots_are_refused(change, message):
     distributor = RoundRobinDistributor.from_list([{"name": "n", "resources": {"cpu": 1}}])

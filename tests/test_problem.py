@@ -202,6 +202,18 @@ BAD = [
     (_set(("partial",), None), InvalidTypeError, "partial: expected true or false, got null"),
     (_set(("$schema",), 5), InvalidTypeError, "$schema: expected a string (a URI), got 5"),
     (_set(("colour",), "blue"), InvalidInputError, "colour: unknown field"),
+    # (a long name is cut in the path: a message stays short whatever the
+    # request holds)
+    (_set(("nodes", 1, "resources", "x" * 5000), "lots"), InvalidTypeError,
+     'nodes[1].resources["' + "x" * 60 + '"... (5000 characters)]: expected a number, '
+     'got "lots"'),
+    (_set(("workloads", 0, "requirements", "y" * 70), "nan"), InvalidTypeError,
+     'workloads[0].requirements["' + "y" * 60 + '"... (70 characters)]: '
+     'expected a number, got "nan"'),
+    (_set(("rubric", "z" * 5000), "heavy"), InvalidTypeError,
+     'rubric["' + "z" * 60 + '"... (5000 characters)]: expected a number, got "heavy"'),
+    (_set(("c" * 5000,), "blue"), InvalidInputError,
+     '["' + "c" * 60 + '"... (5000 characters)]: unknown field'),
 ]
 
 
@@ -256,6 +268,9 @@ def test_running_workloads_are_checked_against_their_node():
      'invalid JSON: nodes: duplicate key "nodes"'),
     ('[{"x y": {"k": 1}}, {"x y": {"k": 1, "k": 1}}]',
      'invalid JSON: [1]["x y"].k: duplicate key "k"'),
+    ('{"' + "k" * 5000 + '": 1, "' + "k" * 5000 + '": 2}',
+     'invalid JSON: ["' + "k" * 60 + '"... (5000 characters)]: duplicate key "' + "k" * 60
+     + '"... (5000 characters) (each key may appear once)'),
     ("1" * 5000, "invalid JSON: a number is too long or too large"),
     ("[1e999999999999999999999]", "invalid JSON: a number is too long or too large"),
     ("[" * 200000, "invalid JSON: nested too deeply"),

@@ -10,7 +10,7 @@ from typing import IO, Any, Dict, List, Optional, Tuple
 import attr
 
 from ..distributors import Distributor
-from ..errors import InvalidInputError, InvalidTypeError
+from ..errors import InvalidInputError, InvalidTypeError, shown
 from ..explain import printable
 from ..model import Node, Workload
 from ..problem import new_distributor
@@ -59,7 +59,7 @@ def _simulation(data: Any) -> Dict[str, Any]:
         raise InvalidTypeError("config: simulation: expected an object")
     unknown = sorted(set(data) - set(_SIMULATION))
     if unknown:
-        raise InvalidInputError(f"config: simulation: unknown field {unknown[0]!r} "
+        raise InvalidInputError(f"config: simulation: unknown field {shown(unknown[0])} "
                                 f"(valid: {', '.join(_SIMULATION)})")
     simulation = dict(data)
     for key in ("ready_after", "cycles"):
