@@ -701,7 +701,7 @@ class _Reader:
             for key in read.requirements:
                 if key not in resources:
                     self.fail(InvalidInputError, _key(_key(where, "requirements"), key),
-                              f"node {json.dumps(name)} has no resource {json.dumps(key)} "
+                              f"node {quoted(name)} has no resource {quoted(key)} "
                               f"(a running workload uses its node's resources)")
         if name is None or resources is None:
             return None
@@ -727,6 +727,6 @@ class _Reader:
         for name, path in self.seen[kind]:
             if name in first:
                 self.fail(DuplicateNameError, path,
-                          f"{kind} name {json.dumps(name)} is already used by {first[name]}")
+                          f"{kind} name {quoted(name)} is already used by {first[name]}")
             else:
                 first[name] = path.rsplit(".", 1)[0]

@@ -217,6 +217,31 @@ BAD = [
 ]
 
 
+def test_messages_stay_short_whatever_the_names():
+    """A name of 5,000 characters, wherever it sits, is cut in every
+    message (its first 60 characters and its length)."""
+    long = "q" * 5000
+    documents = [
+        {"nodes": [{"name": long, "resources": {"cpu": 1}}] * 2, "workloads": []},
+        {"nodes": [], "workloads": [{"name": long, "requirements": {}}] * 2},
+        {"nodes": [{"name": long, "resources": {"cpu": 1},
+                    "workloads": [{"name": "w", "requirements": {long + "r": 1}}]}],
+         "workloads": []},
+        {"nodes": [{"name": "n", "resources": {long: "lots"}}], "workloads": []},
+        {"nodes": [], "workloads": [{"name": "w", "requirements": {long: True}}]},
+        {"nodes": [], "workloads": [], long: 1},
+        {"nodes": [], "workloads": [], "strategy": long},
+        {"nodes": [], "workloads": [], "strategy": "BinPack", "rubric": {long: "x"}},
+        {"nodes": [], "workloads": [{"name": "w", "id": long}]},
+    ]
+    for document in documents:
+        messages = check_problem(document)
+        assert messages and all(len(message) < 400 for message in messages), messages
+        with pytest.raises(LighthouseException) as caught:
+            load_problem(document)
+        assert len(str(caught.value)) < 400
+
+
 @pytest.mark.parametrize("change, kind, message", BAD)
 def test_each_mistake_is_named_by_its_json_path(change, kind, message):
     data = mutate(change)
