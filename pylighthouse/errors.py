@@ -71,9 +71,12 @@ def shown(value: object) -> str:
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
-def quoted(key: str) -> str:
+def quoted(key: object) -> str:
     """``key`` quoted as JSON quotes it, cut after :data:`SHOWN_LIMIT`
-    characters (``"abc"... (10000 characters)``). Cost: O(SHOWN_LIMIT)."""
+    characters (``"abc"... (10000 characters)``); ``None`` as ``null``, and
+    what is not a string as :func:`shown` shows it. Cost: O(SHOWN_LIMIT)."""
+    if not isinstance(key, str):
+        return "null" if key is None else shown(key)
     if len(key) <= SHOWN_LIMIT:
         return json.dumps(key)
     return f"{json.dumps(key[:SHOWN_LIMIT])}... ({len(key)} characters)"

@@ -310,6 +310,10 @@ def test_bad_settings_are_refused():
         ElasticManager(PrioritizedDistributor([]), provider, VM, min_nodes=3, max_nodes=2)
     with pytest.raises(InvalidInputError, match="intervals: unknown key 'renew'"):
         ElasticManager(PrioritizedDistributor([]), provider, VM, intervals={"renew": 1})
+    with pytest.raises(InvalidInputError) as caught:
+        ElasticManager(PrioritizedDistributor([]), provider, VM, intervals={"r" * 5000: 1})
+    assert str(caught.value) == \
+        "intervals: unknown key '" + "r" * 60 + "'... (5000 characters) (valid: add, delete)"
     with pytest.raises(InvalidTypeError, match="distributor"):
         ElasticManager([], provider, VM)
     with pytest.raises(InvalidInputError, match="ready_after"):
@@ -705,6 +709,13 @@ SIMULATED = "pylighthouse.elastic:SimulatedProvider"
      "config: simulation.fail: expected a list of node names"),
     ({"simulation": {"revocations": [{"at": 1, "node": "vm-1", "max_wait_time": "x"}]}},
      "config: simulation.revocations[0].max_wait_time: expected a number of seconds"),
+    # (a long name or value is cut: the message stays short)
+    ({"z" * 5000: 1}, "config: unknown field '" + "z" * 60 + "'... (5000 characters) (valid: "),
+    ({"simulation": {"z" * 5000: 1}},
+     "config: simulation: unknown field '" + "z" * 60 + "'... (5000 characters) (valid: "),
+    ({"simulation": {"cycles": "9" * 5000}},
+     "config: simulation.cycles: expected a whole number, at least 0, got '" + "9" * 60
+     + "'... (5000 characters)"),
 ])
 def test_manage_names_a_bad_config_field_before_anything_runs(tmp_path, capsys, extra, message):
     config = tmp_path / "c.json"

@@ -44,7 +44,7 @@ def load_config(data: Any) -> Dict[str, Any]:
         raise InvalidTypeError(f"config: expected an object, got {type(data).__name__}")
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:
-        raise InvalidInputError(f"config: unknown field {unknown[0]!r} "
+        raise InvalidInputError(f"config: unknown field {shown(unknown[0])} "
                                 f"(valid: {', '.join(_FIELDS)})")
     if "templates" not in data:
         raise InvalidInputError("config: missing field 'templates'")
@@ -98,7 +98,7 @@ def _simulation(data: Any) -> Dict[str, Any]:
 
 def _cycle(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"{where}: expected a whole number, at least 0, got {value!r}")
+        raise InvalidInputError(f"{where}: expected a whole number, at least 0, got {shown(value)}")
     return value
 
 
@@ -106,7 +106,7 @@ def _seconds(value: Any, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not 0 <= value < math.inf:
         raise InvalidInputError(f"{where}: expected a number of seconds, at least 0, "
-                                f"got {value!r}")
+                                f"got {shown(value)}")
 
 
 def _distributor(config: Dict[str, Any]) -> Distributor:
@@ -138,7 +138,7 @@ def _provider(config: Dict[str, Any]) -> Provider:
     try:
         factory = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
-        raise InvalidInputError(f"config: provider: cannot load {spec!r}: {error}") from None
+        raise InvalidInputError(f"config: provider: cannot load {shown(spec)}: {error}") from None
     options = config.get("provider_options", {})
     if not isinstance(options, MappingABC) or not all(isinstance(key, str) for key in options):
         raise InvalidTypeError("config: provider_options: expected an object (the keyword "

@@ -14,7 +14,7 @@ import attr
 from .. import __version__
 from ..distributors import Distributor, workload_from_json, workload_json
 from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                      LighthouseException, UnknownNameError)
+                      LighthouseException, UnknownNameError, shown)
 from ..model import Node, Workload
 from ..planning import accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, to_json_quantity, to_quantity
@@ -745,11 +745,12 @@ def _intervals(value: Optional[Mapping[str, Any]]) -> Dict[str, float]:
         raise InvalidTypeError(f"intervals: expected a mapping, got {type(value).__name__}")
     for key, seconds in value.items():
         if key not in intervals:
-            raise InvalidInputError(f"intervals: unknown key {key!r} (valid: add, delete)")
+            raise InvalidInputError(f"intervals: unknown key {shown(key)} (valid: add, delete)")
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
                 or not 0 <= seconds < math.inf:
             raise InvalidInputError(
-                f"intervals: {key}: expected a number of seconds, at least 0, got {seconds!r}")
+                f"intervals: {key}: expected a number of seconds, at least 0, "
+                f"got {shown(seconds)}")
         intervals[key] = seconds
     return intervals
 
