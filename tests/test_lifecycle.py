@@ -1,4 +1,5 @@
 """Release, add, cordon, drain, remove, all-or-nothing, explain, utilization, snapshots."""
+import decimal
 import json
 import re
 from decimal import Decimal
@@ -272,6 +273,11 @@ def test_invariants_hold_through_any_sequence(strategy, nodes, rubric, steps):
         assert state.workloads == ()
 
 
+#: Sums with no rounding, whatever the numbers (Python's default context
+#: keeps 28 digits: 1e300 - 2 would read 1e300).
+WHOLE = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
 def check_books(distributor):
     seen = set()
     for state in distributor.node_states():
@@ -282,12 +288,25 @@ def check_books(distributor):
             seen.add(name)
             assert distributor.assignments[name] == state.name
             for key, needed in distributor.workload(name).requirements.items():
-                used[key] += needed
+                used[key] = WHOLE.add(used[key], needed)
         remaining = Node("n", state.remaining).resources
         for key in capacity:
-            expected = capacity[key] if capacity[key].is_infinite() else capacity[key] - used[key]
+            expected = capacity[key] if capacity[key].is_infinite() else \
+                WHOLE.subtract(capacity[key], used[key])
             assert remaining[key] == expected
     assert seen == set(distributor.assignments)
+
+
+def test_books_stay_exact_at_any_size():
+    """A capacity of 1e300 less two workloads of 1 leaves 300 nines and an
+    eight, after a snapshot too (a sum rounded to 28 digits would read
+    1e300)."""
+    distributor = RoundRobinDistributor.from_list(
+        [{"name": "n", "resources": {"cpu": Decimal("1e300")}}])
+    distributor.attempt_assign_loads(loads(("a", 1), ("b", 1)))
+    for each in (distributor, Distributor.from_dict(json.loads(json.dumps(distributor.to_dict())))):
+        assert each.node_state("n").remaining["cpu"] == 10 ** 300 - 2
+        check_books(each)
 
 
 json_values = st.recursive(
