@@ -6,6 +6,7 @@ working. Messages name the item and the field that are wrong.
 """
 import json
 import re
+from typing import Dict
 
 
 class LighthouseException(Exception):
@@ -82,14 +83,29 @@ def quoted(key: object) -> str:
     return f"{json.dumps(key[:SHOWN_LIMIT])}... ({len(key)} characters)"
 
 
+#: The member part of a path (``.cpu``, ``["gpu model"]``) per name met, for
+#: :func:`json_path`: a snapshot's restore labels every quantity it reads.
+#: At most :data:`MEMBERS_KEPT` names (later ones are worked out each time).
+_MEMBERS: Dict[str, str] = {}
+MEMBERS_KEPT = 4096
+
+
 def json_path(path: str, key: object) -> str:
     """The path of member ``key`` of the object at ``path``, for a message:
     ``a.b`` for a plain name of at most :data:`SHOWN_LIMIT` characters, else
     ``a["odd key"]`` (:func:`quoted`; a key that is not a string as
     :func:`shown` shows it). A message stays short however long the names
-    a caller sends. Cost: O(SHOWN_LIMIT)."""
-    if not isinstance(key, str):
-        return f"{path}[{shown(key)}]"
-    if len(key) <= SHOWN_LIMIT and _PLAIN_KEY.match(key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{quoted(key)}]"
+    a caller sends. Cost: O(1) for a name met before, else O(SHOWN_LIMIT)."""
+    member = _MEMBERS.get(key) if type(key) is str else None
+    if member is None:
+        if not isinstance(key, str):
+            member = f"[{shown(key)}]"
+        elif len(key) <= SHOWN_LIMIT and _PLAIN_KEY.match(key):
+            member = f".{key}"
+        else:
+            member = f"[{quoted(key)}]"
+        if type(key) is str and len(_MEMBERS) < MEMBERS_KEPT:
+            _MEMBERS[key] = member
+    if not path and member[0] == ".":
+        return member[1:]
+    return path + member
