@@ -194,7 +194,7 @@ def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
         pairs = ((index, item) for index, item in enumerate(value))
     seen = set()
     for key, item in pairs:
-        where = f"{path}[{key}]" if isinstance(key, int) else _key(path, key)
+        where = f"{path}[{key}]" if isinstance(key, int) else json_path(path, key)
         if isinstance(value, _Repeated):
             if key in seen:
                 return where, f"duplicate key {quoted(key)} (each key may appear once)"
@@ -491,11 +491,6 @@ def _parsed(data: Any) -> Any:
     return data
 
 
-#: The path of field ``key`` inside ``path``: ``a.b``, or ``a["odd key"]``
-#: (cut when long, see :func:`~pylighthouse.errors.json_path`).
-_key = json_path
-
-
 def _describe(value: Any) -> str:
     """A short JSON-flavoured picture of ``value`` for error messages."""
     if value is None:
@@ -537,7 +532,7 @@ class _Reader:
             return None
         for key in value:
             if key not in allowed:
-                self.fail(InvalidInputError, _key(path, str(key)),
+                self.fail(InvalidInputError, json_path(path, str(key)),
                           f"unknown field (a {kind} has: {', '.join(allowed)})")
         return value
 
@@ -574,11 +569,11 @@ class _Reader:
         if not given:
             self.fail(InvalidInputError, path, 'missing field "name" (or "id")')
             return None, path
-        where = _key(path, given[0])
-        if not all(self.name_text(fields[key], _key(path, key)) for key in given):
+        where = json_path(path, given[0])
+        if not all(self.name_text(fields[key], json_path(path, key)) for key in given):
             return None, where
         if len(given) == 2 and fields["name"] != fields["id"]:
-            self.fail(InvalidInputError, _key(path, "id"),
+            self.fail(InvalidInputError, json_path(path, "id"),
                       f'disagrees with "name" ({_describe(fields["id"])} is not '
                       f'{_describe(fields["name"])})')
             return None, where
@@ -612,7 +607,7 @@ class _Reader:
         read: Dict[str, Decimal] = {}
         valid = True
         for key, item in value.items():
-            where = _key(path, str(key))
+            where = json_path(path, str(key))
             if not isinstance(key, str) or not key:
                 self.fail(InvalidInputError, where, "resource names must be non-empty strings")
                 valid = False
@@ -688,19 +683,19 @@ class _Reader:
         if fields is None:
             return None
         name, _ = self.name(fields, path, "node")
-        resources = self.quantities(fields.get("resources", {}), _key(path, "resources"),
+        resources = self.quantities(fields.get("resources", {}), json_path(path, "resources"),
                                     finite=False)
         running = []
         for index, item in enumerate(self.array(fields.get("workloads", []),
-                                                _key(path, "workloads"))):
-            where = f"{_key(path, 'workloads')}[{index}]"
+                                                json_path(path, "workloads"))):
+            where = f"{json_path(path, 'workloads')}[{index}]"
             read = self.workload(item, where)
             if read is None or resources is None:
                 continue
             running.append(read)
             for key in read.requirements:
                 if key not in resources:
-                    self.fail(InvalidInputError, _key(_key(where, "requirements"), key),
+                    self.fail(InvalidInputError, json_path(json_path(where, "requirements"), key),
                               f"node {quoted(name)} has no resource {quoted(key)} "
                               f"(a running workload uses its node's resources)")
         if name is None or resources is None:
@@ -713,11 +708,11 @@ class _Reader:
             return None
         name, _ = self.name(fields, path, "workload")
         requirements = self.quantities(fields.get("requirements", {}),
-                                       _key(path, "requirements"), finite=True)
+                                       json_path(path, "requirements"), finite=True)
         immunities = set()
         for field in ("immunities", "tolerations"):
-            immunities.update(self.names(fields.get(field, []), _key(path, field)))
-        groups = self.names(fields.get("aversion_groups", []), _key(path, "aversion_groups"))
+            immunities.update(self.names(fields.get(field, []), json_path(path, field)))
+        groups = self.names(fields.get("aversion_groups", []), json_path(path, "aversion_groups"))
         if name is None or requirements is None:
             return None
         return Workload(name, requirements, immunities, groups)
