@@ -354,7 +354,7 @@ json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10),
 quantities = st.dictionaries(st.sampled_from(["cpu", "mem", ""]), json_scalars, max_size=3)
 items = st.fixed_dictionaries(
     {"name": st.one_of(names, st.integers())},
-    optional={"requirements": quantities, "resources": quantities,
+    optional={"id": names, "requirements": quantities, "resources": quantities,
               "tolerations": st.lists(names, max_size=2), "bogus": st.just(1)})
 problems = st.fixed_dictionaries(
     {"nodes": st.lists(items, max_size=3), "workloads": st.lists(items, max_size=3)},
@@ -375,7 +375,7 @@ def test_the_schema_and_the_reader_agree(data):
         # decimal places: the range, which the schema's text states and its
         # rules cannot)
         assert all("already used by" in error or "is out of range" in error
-                   for error in errors)
+                   or 'disagrees with "name"' in error for error in errors)
     try:
         problem = load_problem(data)
     except LighthouseException as error:
@@ -383,6 +383,29 @@ def test_the_schema_and_the_reader_agree(data):
     else:
         assert errors == []
         solve(problem, partial=True)
+
+
+@pytest.mark.parametrize("change, message, words", [
+    (lambda data: data["workloads"].append({"name": "w1"}), 'already used by',
+     "names are unique"),
+    (lambda data: data["nodes"][0].update(id="elsewhere"), 'disagrees with "name"',
+     'given both \\"name\\" and \\"id\\" gives the same text'),
+    (lambda data: data["nodes"][0].update(workloads=[{"name": "r", "requirements": {"gpu": 1}}]),
+     "has no resource", "a running workload only uses resources its node has"),
+    (lambda data: data["workloads"][0]["requirements"].update(cpu=1e-301), "is out of range",
+     "within 1e-300 to 1e300"),
+])
+def test_the_schema_names_every_rule_beyond_its_own(change, message, words):
+    """A problem the schema accepts and the reader refuses breaks a rule
+    that the schema's description states (a user checking a file with the
+    schema learns of it there)."""
+    data = {"nodes": [{"name": "n1", "resources": {"cpu": 4}}],
+            "workloads": [{"name": "w1", "requirements": {"cpu": 1}}]}
+    change(data)
+    assert VALIDATOR.is_valid(data)
+    errors = check_problem(data)
+    assert len(errors) == 1 and message in errors[0], errors
+    assert words in json.dumps(SCHEMA["description"])
 
 
 def test_build_distributor_gives_the_strategy_class():
