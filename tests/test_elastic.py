@@ -660,6 +660,17 @@ def test_the_demo_escapes_node_names_that_are_not_printable(tmp_path, capsys):
     assert not any("\x1b" in line for line in lines)
 
 
+def test_a_revocation_without_at_or_max_wait_time_comes_at_cycle_0_at_once(tmp_path, capsys):
+    # (the config check took both as 0; the demo read "at" and raised KeyError)
+    data = {"templates": [VM], "simulation": {"revocations": [{"node": "vm-1"}]}}
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(data))
+    assert main(["manage", str(config), "--simulate", "--cycles", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "cycle   0: nodes  0  creating  0  pending   0  revoked vm-1"
+    assert len(lines) == 4 and not any("revoked" in line for line in lines[1:])
+
+
 def test_the_demo_with_a_store_leaves_a_manager_to_resume(tmp_path, capsys):
     store = str(tmp_path / "demo.db")
     config = str(DEMO)
@@ -709,6 +720,12 @@ SIMULATED = "pylighthouse.elastic:SimulatedProvider"
      "config: simulation.fail: expected a list of node names"),
     ({"simulation": {"revocations": [{"at": 1, "node": "vm-1", "max_wait_time": "x"}]}},
      "config: simulation.revocations[0].max_wait_time: expected a number of seconds"),
+    # (a misspelt field of a revocation is named as a trace item's is; it
+    # ran, and the demo failed at the revocation's cycle with a KeyError)
+    ({"simulation": {"revocations": [{"it": 1, "node": "vm-1"}]}},
+     "config: simulation.revocations[0]: expected an object with at, node, max_wait_time"),
+    ({"simulation": {"revocations": [{"at": -1, "node": "vm-1", "max_wait_time": "x"}]}},
+     "config: simulation.revocations[0].at: expected a whole number, at least 0, got -1"),
     # (a long name or value is cut: the message stays short)
     ({"z" * 5000: 1}, "config: unknown field '" + "z" * 60 + "'... (5000 characters) (valid: "),
     ({"simulation": {"z" * 5000: 1}},

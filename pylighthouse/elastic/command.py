@@ -87,12 +87,17 @@ def _simulation(data: Any) -> Dict[str, Any]:
     revocations = simulation.get("revocations", [])
     if not isinstance(revocations, list):
         raise InvalidTypeError("config: simulation.revocations: expected a list")
+    checked = []
     for index, item in enumerate(revocations):
         where = f"config: simulation.revocations[{index}]"
-        if not isinstance(item, MappingABC) or not isinstance(item.get("node"), str):
+        if not isinstance(item, MappingABC) or set(item) - {"at", "node", "max_wait_time"} \
+                or not isinstance(item.get("node"), str):
             raise InvalidInputError(f"{where}: expected an object with at, node, max_wait_time")
-        _cycle(item.get("at", 0), f"{where}.at")
-        _seconds(item.get("max_wait_time", 0), f"{where}.max_wait_time")
+        at, wait = _cycle(item.get("at", 0), f"{where}.at"), item.get("max_wait_time", 0)
+        _seconds(wait, f"{where}.max_wait_time")
+        # (as checked, the defaults filled in: the demo reads every field)
+        checked.append({"at": at, "node": item["node"], "max_wait_time": wait})
+    simulation["revocations"] = checked
     return simulation
 
 
