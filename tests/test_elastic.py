@@ -549,6 +549,70 @@ def test_a_damaged_or_foreign_store_is_refused_by_name(tmp_path):
                        store=str(tmp_path / "no-such-folder" / "x.db"))
 
 
+def test_a_store_with_parts_damaged_or_at_odds_is_refused_at_open(tmp_path):
+    # A state no change of the manager's leaves (found by fuzzing the
+    # parts): before, it was resumed, and every cycle then failed on it.
+    import sqlite3
+    path = tmp_path / "manager.db"
+    manager, _ = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 4,
+                                                                           "mem": 8}}]),
+                      store=str(path))
+    manager.submit([job("a", 3), job("b", 3)])
+    assert manager.assignments == {"a": "n1"} and manager.pending == ("b",)
+    manager.manage_once(force=True)
+    assert manager.creating == ("vm-1",)
+    manager.close()
+
+    def edited(part, edit):
+        db = sqlite3.connect(str(path))
+        (body,) = db.execute("SELECT body FROM state WHERE part = ?", (part,)).fetchone()
+        db.execute("UPDATE state SET body = ? WHERE part = ?",
+                   (json.dumps(edit(json.loads(body))), part))
+        db.commit()
+        db.close()
+        return body
+
+    def renamed(items, old, new):
+        return [dict(item, name=new) if item["name"] == old else item for item in items]
+
+    damaged = r" \(the store is damaged\)"
+    config_fields = "templates, min_nodes, max_nodes, enable_delete, intervals"
+    for part, edit, message in [
+            ("pending", lambda items: renamed(items, "b", "a"),
+             "part 'pending': workload 'a' is also on node 'n1'" + damaged),
+            ("pending", lambda items: items + items,
+             "part 'pending': workload 'b' is also in the queue" + damaged),
+            ("requested", lambda items: renamed(items, "vm-1", "n1"),
+             "part 'requested': node 'n1' is also in the cluster" + damaged),
+            ("requested", lambda items: items + items,
+             "part 'requested': node 'vm-1' is there twice" + damaged),
+            # (each part's own shape: before, these were resumed and the
+            # next cycle failed with a KeyError or a TypeError)
+            ("config", lambda config: {k: v for k, v in config.items() if k != "enable_delete"},
+             f"part 'config': expected an object with {config_fields}"),
+            ("config", lambda config: dict(config, min_nodes=-1),
+             "part 'config': min_nodes: must be at least 0, got -1"),
+            ("config", lambda config: dict(config, intervals={"add": "soon"}),
+             "part 'config': intervals: add: expected a number of seconds"),
+            ("marks", lambda marks: {"delete": None},
+             "part 'marks': expected the times of add and delete"),
+            ("marks", lambda marks: dict(marks, add="now"),
+             "part 'marks': expected an object of names to times"),
+            ("serial", lambda serial: {"vm": "one"},
+             "part 'serial': expected an object of names to whole numbers"),
+            ("revocations", lambda revocations: {"n1": -1},
+             "part 'revocations': expected an object of names to seconds"),
+            ("static", lambda static: "n1", "part 'static': expected a list of node names"),
+            ("deleting", lambda deleting: [1], "part 'deleting': expected a list of node names")]:
+        kept = edited(part, edit)
+        with pytest.raises(InvalidInputError, match=f"store {path}: {message}"):
+            ElasticManager.open(str(path), SimulatedProvider())
+        edited(part, lambda _: json.loads(kept))
+    again = ElasticManager.open(str(path), SimulatedProvider())  # (left as it was)
+    assert again.pending == ("b",) and again.creating == ("vm-1",)
+    again.close()
+
+
 def test_the_store_commits_before_the_call_returns(tmp_path):
     import sqlite3
 

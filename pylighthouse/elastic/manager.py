@@ -665,19 +665,45 @@ class ElasticManager:
 
     def _apply(self, parts: Mapping[str, Any]) -> None:
         """Take ``parts`` (see :meth:`_parts`, every one of :data:`_PARTS`) as the state."""
-        self._config = _copy(parts["config"])
+        self._config = _config_from_json(_copy(parts["config"]))
         self._templates = [_template_from_json(item) for item in self._config["templates"]]
         self._distributor = Distributor.from_dict(parts["distributor"])
-        self._static = list(parts["static"])
+        self._static = _names_part(parts, "static")
         self._pending = [workload_from_json(item, "store: pending")
                          for item in parts["pending"]]
-        self._requested = {item["name"]: _node_from_json(item) for item in parts["requested"]}
-        self._deleting = list(parts["deleting"])
-        self._revocations = dict(parts["revocations"])
+        self._requested = {}
+        for item in parts["requested"]:
+            node = _node_from_json(item)
+            if node.name in self._requested:
+                raise InvalidInputError(f"part 'requested': node {shown(node.name)} is there "
+                                        "twice (the store is damaged)")
+            self._requested[node.name] = node
+        self._deleting = _names_part(parts, "deleting")
+        self._revocations = _map_part(parts, "revocations", _seconds, "seconds")
         self._values = {k: from_json_quantity(v, "store: values", decimal_strings=True)
                         for k, v in parts["values"].items()}
-        self._marks = dict(parts["marks"])
-        self._serial = dict(parts["serial"])
+        marks = _map_part(parts, "marks", _time_or_none, "times")
+        if set(marks) != {"add", "delete"}:
+            raise InvalidInputError("part 'marks': expected the times of add and delete")
+        self._marks = marks
+        self._serial = _map_part(parts, "serial", _serial_number, "whole numbers")
+        # (what no change of the manager's can leave behind: a workload
+        # twice in the queue or both queued and placed, a node both asked
+        # for and in the cluster; the next cycle would fail on it)
+        placed = self._distributor.assignments
+        queued: Dict[str, None] = {}
+        for load in self._pending:
+            if load.name in queued or load.name in placed:
+                where = f"on node {shown(placed[load.name])}" if load.name in placed \
+                    else "in the queue"
+                raise InvalidInputError(f"part 'pending': workload {shown(load.name)} is "
+                                        f"also {where} (the store is damaged)")
+            queued[load.name] = None
+        known = {node.name for node in self._distributor.nodes}
+        for name in self._requested:
+            if name in known:
+                raise InvalidInputError(f"part 'requested': node {shown(name)} is also in "
+                                        "the cluster (the store is damaged)")
 
     def _commit(self) -> None:
         parts = self._parts()
@@ -729,6 +755,61 @@ def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, A
                                         f"number of seconds, at least 0, got {seconds!r}")
         entries.append((name, dict(item), seconds))
     return entries
+
+
+def _names_part(parts: Mapping[str, Any], part: str) -> List[str]:
+    """A stored list of node names (a copy)."""
+    value = parts[part]
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise InvalidInputError(f"part {part!r}: expected a list of node names")
+    return list(value)
+
+
+def _map_part(parts: Mapping[str, Any], part: str, good: Callable[[Any], bool],
+              what: str) -> Dict[str, Any]:
+    """A stored object of names to values that ``good`` accepts (a copy)."""
+    value = parts[part]
+    if not isinstance(value, dict) or not all(map(good, value.values())):
+        raise InvalidInputError(f"part {part!r}: expected an object of names to {what}")
+    return dict(value)
+
+
+def _seconds(value: Any) -> bool:
+    """A revocation's wait kept in the store: seconds, at least 0 (infinity too)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
+
+
+def _time_or_none(value: Any) -> bool:
+    """A time kept in the store, as the clock gave it (``None``: none yet)."""
+    return value is None or not isinstance(value, bool) and isinstance(value, (int, float)) \
+        and not math.isnan(value)
+
+
+def _serial_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= 0
+
+
+#: The fields of a manager's config, as its constructor makes it.
+_CONFIG = ("templates", "min_nodes", "max_nodes", "enable_delete", "intervals")
+
+
+def _config_from_json(data: Any) -> Dict[str, Any]:
+    """A stored config, its fields checked as the constructor checks its
+    arguments (the templates are read by :func:`_template_from_json`)."""
+    if not isinstance(data, dict) or set(data) != set(_CONFIG):
+        raise InvalidInputError(f"part 'config': expected an object with {', '.join(_CONFIG)}")
+    try:
+        low = _whole(data["min_nodes"], "min_nodes")
+        high = None if data["max_nodes"] is None else _whole(data["max_nodes"], "max_nodes")
+        if high is not None and high < low:
+            raise InvalidInputError(f"max_nodes: must be at least min_nodes ({low}), got {high}")
+        _flag(data["enable_delete"], "enable_delete")
+        intervals = _intervals(data["intervals"])
+    except LighthouseException as error:
+        raise InvalidInputError(f"part 'config': {error}") from None
+    if not isinstance(data["templates"], list):
+        raise InvalidInputError("part 'config': templates: expected a list")
+    return dict(data, intervals=intervals)
 
 
 def _flag(value: Any, what: str) -> bool:
