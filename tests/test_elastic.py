@@ -284,6 +284,14 @@ def test_bad_submissions_raise_naming_the_item_and_queue_nothing():
         manager.finish(["a", "zz"])
     with pytest.raises(DuplicateNameError, match="twice"):
         manager.finish(["a", "a"])
+    # (a name that is not a string: before, a TypeError from a set look-up)
+    for names, kind in [([{"node_id": "a"}], "dict"), (["a", ["b"]], "list"), ([7], "int")]:
+        with pytest.raises(InvalidTypeError, match=r"^finish\[\d\]: expected a workload "
+                                                   f"name, got {kind}$"):
+            manager.finish(names)
+    with pytest.raises(UnknownNameError, match=r"finish\[0\]: workload '" + "z" * 60
+                       + r"'\.\.\. \(5000 characters\)"):
+        manager.finish(["z" * 5000])
     assert manager._parts() == before
 
 

@@ -282,6 +282,7 @@ class ElasticManager:
         name is accepted too.
 
         Raises:
+            InvalidTypeError: ``names`` is not a name or a list of names.
             UnknownNameError: a name is neither placed nor pending.
             DuplicateNameError: a name is given twice. Nothing changes when
                 anything is raised.
@@ -296,11 +297,15 @@ class ElasticManager:
             waiting = {load.name for load in self._pending}
             seen = set()
             for index, name in enumerate(wanted):
+                if not isinstance(name, str):
+                    raise InvalidTypeError(f"finish[{index}]: expected a workload name, "
+                                           f"got {type(name).__name__}")
                 if name not in placed and name not in waiting:
-                    raise UnknownNameError(f"finish[{index}]: workload {name!r}: "
+                    raise UnknownNameError(f"finish[{index}]: workload {shown(name)}: "
                                            "neither placed nor pending")
                 if name in seen:
-                    raise DuplicateNameError(f"finish[{index}]: workload {name!r}: given twice")
+                    raise DuplicateNameError(f"finish[{index}]: workload {shown(name)}: "
+                                             "given twice")
                 seen.add(name)
             released = self._distributor.release_loads([n for n in wanted if n in placed])
             self._pending = [load for load in self._pending if load.name not in wanted]
