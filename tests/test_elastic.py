@@ -9,6 +9,8 @@ import xmlrpc.client
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from elastic_checks import check_books, check_live, check_provider
 from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError, Node,
@@ -956,3 +958,98 @@ def test_the_store_closes_each_statement_before_it_commits(tmp_path, monkeypatch
     assert store.load() == {"format": STORE_FORMAT, "cycle": 2, "nodes": ["n0"]}
     store.close()
     assert Store(str(tmp_path / "state.db")).load()["cycle"] == 2
+
+
+# ------------------------------------------------------- a tampered store
+
+def _saved_parts():
+    """The parts of a manager that has placed, queued, asked for nodes,
+    taken one back and been told of a revocation, as its store holds them."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "m.db")
+        clock = Clock()
+        manager, provider = make(PrioritizedDistributor([{"name": "s1", "resources": {
+            "cpu": 4, "mem": 8}}]), provider=SimulatedProvider(ready_after=1),
+            store=path, clock=clock, enable_delete=True, min_nodes=1, max_nodes=4)
+        manager.submit([job("a", 3), job("b", 3), job("c", 1), job("d", 4)])
+        for _ in range(3):
+            clock.now += 20
+            manager.manage_once(force=True)
+        manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 30}])
+        manager.set_resource_values([{"node_id": "s1", "value": 0.5}])
+        manager.close()
+        store = Store(path, create=False)
+        parts = store.load()
+        store.close()
+    return parts
+
+
+PARTS = _saved_parts()
+
+
+def _paths(value, prefix=()):
+    """Every path into plain data (to change the value there)."""
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, prefix + (index,))
+
+
+TAMPERED = [None, True, -1, 0, 2.5, "x", "vm-2", "a", "", [], {}, ["a"], {"a": 1},
+            float("inf")]
+
+
+@settings(max_examples=int(os.environ.get("PYLIGHTHOUSE_FUZZ_EXAMPLES", "300")) // 3,
+          deadline=None, database=None,
+          derandomize=not os.environ.get("PYLIGHTHOUSE_FUZZ_RANDOM"))
+@given(data=st.data(), value=st.sampled_from(TAMPERED), how=st.sampled_from(
+    ["set", "drop", "twice", "copy"]))
+def test_a_tampered_store_is_refused_at_open_or_runs(data, value, how):
+    """A store with one value changed, dropped, repeated or copied from
+    elsewhere in it is refused by ``open`` naming the store, or resumed into
+    a manager whose cycles run and whose books stay exact: never resumed
+    into one that fails later."""
+    import copy
+    import tempfile
+    parts = copy.deepcopy(PARTS)
+    path = data.draw(st.sampled_from([path for path in _paths(parts) if len(path) > 1]))
+    parent = parts
+    for key in path[:-1]:
+        parent = parent[key]
+    last = path[-1]
+    if how == "drop":
+        del parent[last]
+    elif how == "twice" and isinstance(parent, list):
+        parent.insert(last, copy.deepcopy(parent[last]))
+    elif how == "copy":
+        other = data.draw(st.sampled_from(list(_paths(PARTS))[1:]))
+        found = PARTS
+        for key in other:
+            found = found[key]
+        parent[last] = copy.deepcopy(found)
+    else:
+        parent[last] = value
+    with tempfile.TemporaryDirectory() as folder:
+        store_path = os.path.join(folder, "t.db")
+        store = Store(store_path)
+        store.save({name: part for name, part in parts.items() if name != "format"})
+        store.close()
+        clock = Clock()
+        try:
+            manager = ElasticManager.open(store_path, SimulatedProvider(ready_after=1),
+                                          clock=clock)
+        except InvalidInputError as error:
+            assert str(error).startswith(f"store {store_path}: ")
+            return
+        try:
+            check_books(manager)
+            for _ in range(3):
+                clock.now += 20
+                manager.manage_once(force=True)
+            check_books(manager)
+        finally:
+            manager.close()
