@@ -20,6 +20,7 @@ from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
 from pylighthouse.elastic.store import STORE_FORMAT, Store
+from test_fuzz_library import snapshot_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "elastic" / "demo.json"
@@ -988,17 +989,6 @@ def _saved_parts():
 PARTS = _saved_parts()
 
 
-def _paths(value, prefix=()):
-    """Every path into plain data (to change the value there)."""
-    yield prefix
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _paths(item, prefix + (key,))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _paths(item, prefix + (index,))
-
-
 TAMPERED = [None, True, -1, 0, 2.5, "x", "vm-2", "a", "", [], {}, ["a"], {"a": 1},
             float("inf")]
 
@@ -1016,7 +1006,7 @@ def test_a_tampered_store_is_refused_at_open_or_runs(data, value, how):
     import copy
     import tempfile
     parts = copy.deepcopy(PARTS)
-    path = data.draw(st.sampled_from([path for path in _paths(parts) if len(path) > 1]))
+    path = data.draw(st.sampled_from([path for path in snapshot_paths(parts) if len(path) > 1]))
     parent = parts
     for key in path[:-1]:
         parent = parent[key]
@@ -1026,7 +1016,7 @@ def test_a_tampered_store_is_refused_at_open_or_runs(data, value, how):
     elif how == "twice" and isinstance(parent, list):
         parent.insert(last, copy.deepcopy(parent[last]))
     elif how == "copy":
-        other = data.draw(st.sampled_from(list(_paths(PARTS))[1:]))
+        other = data.draw(st.sampled_from(list(snapshot_paths(PARTS))[1:]))
         found = PARTS
         for key in other:
             found = found[key]

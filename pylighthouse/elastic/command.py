@@ -78,8 +78,7 @@ def _simulation(data: Any) -> Dict[str, Any]:
     arrivals = []
     for index, item in enumerate(trace):
         where = f"config: simulation.trace[{index}]"
-        if not isinstance(item, MappingABC) or set(item) - {"at", "workload", "duration"}:
-            raise InvalidInputError(f"{where}: expected an object with at, workload, duration")
+        _entry(item, ("at", "workload", "duration"), where)
         arrivals.append(_Arrival(_cycle(item.get("at", 0), f"{where}.at"),
                                  Workload.from_dict(item.get("workload", {}), f"{where}.workload"),
                                  _cycle(item.get("duration", 1), f"{where}.duration")))
@@ -90,15 +89,21 @@ def _simulation(data: Any) -> Dict[str, Any]:
     checked = []
     for index, item in enumerate(revocations):
         where = f"config: simulation.revocations[{index}]"
-        if not isinstance(item, MappingABC) or set(item) - {"at", "node", "max_wait_time"} \
-                or not isinstance(item.get("node"), str):
-            raise InvalidInputError(f"{where}: expected an object with at, node, max_wait_time")
+        _entry(item, ("at", "node", "max_wait_time"), where, needed="node")
         at, wait = _cycle(item.get("at", 0), f"{where}.at"), item.get("max_wait_time", 0)
         _seconds(wait, f"{where}.max_wait_time")
         # (as checked, the defaults filled in: the demo reads every field)
         checked.append({"at": at, "node": item["node"], "max_wait_time": wait})
     simulation["revocations"] = checked
     return simulation
+
+
+def _entry(item: Any, fields: Tuple[str, ...], where: str, needed: Optional[str] = None) -> None:
+    """Check that an entry of the simulation's lists is an object of ``fields``
+    only (with ``needed``, a string, among them)."""
+    if not isinstance(item, MappingABC) or set(item) - set(fields) \
+            or needed is not None and not isinstance(item.get(needed), str):
+        raise InvalidInputError(f"{where}: expected an object with {', '.join(fields)}")
 
 
 def _cycle(value: Any, where: str) -> int:

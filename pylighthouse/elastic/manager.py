@@ -111,15 +111,8 @@ class ElasticManager:
             raise InvalidTypeError(
                 f"distributor: expected a Distributor, got {type(distributor).__name__}")
         _check_provider(provider)
-        config: Dict[str, Any] = {
-            "templates": [_template_json(item) for item in accept_templates(templates)],
-            "min_nodes": _whole(min_nodes, "min_nodes"),
-            "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
-            "enable_delete": _flag(enable_delete, "enable_delete"),
-            "intervals": _intervals(intervals)}
-        if config["max_nodes"] is not None and config["max_nodes"] < config["min_nodes"]:
-            raise InvalidInputError(
-                f"max_nodes: must be at least min_nodes ({min_nodes}), got {max_nodes}")
+        config = {"templates": [_template_json(item) for item in accept_templates(templates)],
+                  **_limits(min_nodes, max_nodes, enable_delete, intervals)}
         store_ = Store(store)
         try:
             if store_.load():
@@ -754,8 +747,7 @@ def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, A
         if wait:
             if "max_wait_time" not in item:
                 raise InvalidInputError(f"{label}: node {name!r}: missing field 'max_wait_time'")
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
-                    or math.isnan(seconds) or seconds < 0:
+            if not _seconds(seconds):
                 raise InvalidInputError(f"{label}: node {name!r}: max_wait_time must be a "
                                         f"number of seconds, at least 0, got {seconds!r}")
         entries.append((name, dict(item), seconds))
@@ -780,7 +772,8 @@ def _map_part(parts: Mapping[str, Any], part: str, good: Callable[[Any], bool],
 
 
 def _seconds(value: Any) -> bool:
-    """A revocation's wait kept in the store: seconds, at least 0 (infinity too)."""
+    """A revocation's wait, given or kept in the store: seconds, at least 0
+    (infinity too; not NaN)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
 
 
@@ -803,18 +796,28 @@ def _config_from_json(data: Any) -> Dict[str, Any]:
     arguments (the templates are read by :func:`_template_from_json`)."""
     if not isinstance(data, dict) or set(data) != set(_CONFIG):
         raise InvalidInputError(f"part 'config': expected an object with {', '.join(_CONFIG)}")
-    try:
-        low = _whole(data["min_nodes"], "min_nodes")
-        high = None if data["max_nodes"] is None else _whole(data["max_nodes"], "max_nodes")
-        if high is not None and high < low:
-            raise InvalidInputError(f"max_nodes: must be at least min_nodes ({low}), got {high}")
-        _flag(data["enable_delete"], "enable_delete")
-        intervals = _intervals(data["intervals"])
-    except LighthouseException as error:
-        raise InvalidInputError(f"part 'config': {error}") from None
     if not isinstance(data["templates"], list):
         raise InvalidInputError("part 'config': templates: expected a list")
-    return dict(data, intervals=intervals)
+    try:
+        return {"templates": data["templates"], **_limits(
+            data["min_nodes"], data["max_nodes"], data["enable_delete"], data["intervals"])}
+    except LighthouseException as error:
+        raise InvalidInputError(f"part 'config': {error}") from None
+
+
+def _limits(min_nodes: Any, max_nodes: Any, enable_delete: Any,
+            intervals: Any) -> Dict[str, Any]:
+    """A config's limits and intervals, checked (the constructor's
+    arguments, or a stored config's fields)."""
+    config: Dict[str, Any] = {
+        "min_nodes": _whole(min_nodes, "min_nodes"),
+        "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
+        "enable_delete": _flag(enable_delete, "enable_delete"),
+        "intervals": _intervals(intervals)}
+    if config["max_nodes"] is not None and config["max_nodes"] < config["min_nodes"]:
+        raise InvalidInputError(
+            f"max_nodes: must be at least min_nodes ({min_nodes}), got {max_nodes}")
+    return config
 
 
 def _flag(value: Any, what: str) -> bool:
