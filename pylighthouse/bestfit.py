@@ -18,7 +18,7 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 
 from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
 from .errors import json_path
-from .fit import check_fit
+from .fit import reason_of
 from .index import NodeOrder
 from .model import Node, Workload
 from .quantities import EXACT, INFINITY, ZERO, from_json_quantity, to_json_quantity
@@ -669,7 +669,7 @@ class BestFitDistributor(Distributor):
                 assert index is not None  # (without it, every list is made above)
                 rare = bearers[rarest] = index.bearers(rarest)
             if not any(not slot.cordoned
-                       and check_fit(before.get(slot.name, slot.remaining), load) is None
+                       and reason_of(before.get(slot.name, slot.remaining), load) is None
                        for slot in rare):
                 stranded.add(load.name)
         return stranded

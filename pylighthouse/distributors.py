@@ -25,7 +25,7 @@ from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      UnknownNameError, json_path, shown)
 from .explain import Explanation, shape_of
-from .fit import CORDONED, MISSING, Reason, check_fit, count_below
+from .fit import CORDONED, MISSING, Reason, count_below, reason_of
 from .index import NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_fields, check_name
 from .nowhere import nowhere_lines
@@ -559,7 +559,7 @@ class Distributor:
         loads = self._accept_workloads(workloads)
         for load in loads:
             # Over capacity is allowed here; a resource the node lacks is not.
-            reason = check_fit(slot.remaining, load)
+            reason = reason_of(slot.remaining, load)
             if reason is not None and reason.kind == MISSING:
                 raise InvalidInputError(
                     f"workload {shown(load.name)}: requires {shown(reason.resource)}, "
@@ -698,7 +698,7 @@ class Distributor:
                         reason = seen[state]
                         if reason is _UNSEEN:
                             reason = seen[state] = (_CORDONED if cordoned
-                                                    else check_fit(remaining, load))
+                                                    else reason_of(remaining, load))
                         if reason is None:
                             fitting.append(name)
                         else:
@@ -998,7 +998,7 @@ class Distributor:
                    avoid: Any) -> Optional[_Slot]:
         for slot in order:
             if not slot.cordoned and slot.name not in avoid \
-                    and check_fit(slot.remaining, workload) is None:
+                    and reason_of(slot.remaining, workload) is None:
                 return slot
         return None
 

@@ -9,13 +9,13 @@ differential test holds it to :func:`check_fit`.
 from decimal import Decimal
 from itertools import repeat
 from operator import lt
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import attr
 
 from .errors import InvalidTypeError, shown
 from .model import Workload
-from .quantities import ZERO, to_number
+from .quantities import ZERO, to_number, to_quantities
 
 __all__ = ["Reason", "check_fit", "fits", "MISSING", "INSUFFICIENT", "NOT_TOLERATED",
            "CORDONED"]
@@ -64,7 +64,7 @@ class Reason:
         return f"{self.resource} below zero and not tolerated"
 
 
-def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[Reason]:
+def check_fit(remaining: Mapping[str, Any], workload: Workload) -> Optional[Reason]:
     """Return ``None`` when ``workload`` fits a node with ``remaining`` resources,
     else the :class:`Reason` naming the first failing resource.
 
@@ -74,12 +74,41 @@ def check_fit(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[
     Requirements are checked for presence first (in the workload's order),
     then the node's resources in the node's order.
 
+    ``remaining`` may hold any numbers the library reads as quantities
+    (ints, floats, decimals; :attr:`NodeState.remaining
+    <pylighthouse.NodeState.remaining>` as it comes): they are read as the
+    distributors read them, a float ``0.3`` meaning 0.3, so the answer is
+    the one a distributor gives. The reason's quantities are decimals.
+
     Raises:
         InvalidTypeError: ``workload`` is not a :class:`Workload`, or
             ``remaining`` is not a mapping of names to numbers.
+        InvalidInputError: a quantity in ``remaining`` is not acceptable
+            (NaN...), as for a node's resources.
 
     Cost: O(number of requirements + number of node resources).
     """
+    if not isinstance(workload, Workload):
+        raise InvalidTypeError(f"check_fit: workload: expected a Workload, "
+                               f"got {type(workload).__name__}")
+    try:
+        exact = set(map(type, remaining.values())) <= _EXACT_ONLY
+    except (AttributeError, TypeError):
+        exact = False
+    if not exact:  # plain numbers, read as the library reads a node's
+        remaining = to_quantities(remaining, "check_fit", "remaining", False, {})
+    return reason_of(remaining, workload)
+
+
+_EXACT_ONLY = frozenset((Decimal,))
+
+
+def reason_of(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[Reason]:
+    """:func:`check_fit` for the library's own callers, whose ``remaining``
+    already holds exact quantities: not read again. A bad argument
+    still raises :class:`~pylighthouse.errors.InvalidTypeError`, found
+    only on the way. O(number of requirements + number of node
+    resources)."""
     try:
         found = first_refusal(remaining, workload)
         return None if found is None else _reason(*found)

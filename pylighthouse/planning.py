@@ -19,7 +19,7 @@ import attr
 from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import InvalidInputError, InvalidTypeError, LighthouseException, shown
-from .fit import check_fit
+from .fit import reason_of
 from .model import Node, Workload, check_fields, check_name
 from .quantities import ZERO, exactly, to_number, to_quantity
 
@@ -340,10 +340,10 @@ class _Search:
 
     def hosts(self, index: int, load: Workload) -> bool:
         """Whether an empty node of template ``index`` would take ``load``."""
-        return check_fit(self.templates[index].shape.resources, load) is None
+        return reason_of(self.templates[index].shape.resources, load) is None
 
     def _homeless_reason(self, load: Workload) -> str:
-        reasons = "; ".join(f"{template.prefix}: {check_fit(template.shape.resources, load)}"
+        reasons = "; ".join(f"{template.prefix}: {reason_of(template.shape.resources, load)}"
                             for template in self.templates)
         return f"no template can host it ({reasons})"
 

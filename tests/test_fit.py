@@ -1,10 +1,13 @@
 """The fit rule and the reasons it gives."""
+import re
 from decimal import Decimal
 from math import inf
 
+import pytest
 from hypothesis import given
 
-from pylighthouse import Node, Workload
+from pylighthouse import Node, PrioritizedDistributor, Workload
+from pylighthouse.errors import InvalidTypeError, LighthouseException
 from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit,
                               first_refusal, fits, takes)
 from reference import Load, Machine
@@ -107,3 +110,38 @@ def test_the_search_check_sees_resources_below_zero_that_are_not_asked_for():
     for remaining, load in [(node, Workload("w", requirements={"cpu": 1})),
                             (left, Workload("w", requirements={"cpu": -3}))]:
         assert takes(remaining, load) == (first_refusal(remaining, load) is None)
+
+
+@given(node_specs("n"), workload_specs("w"), workload_specs("first"))
+def test_check_fit_on_a_node_state_answers_as_the_distributor_places(node, workload, first):
+    # (a node state holds plain numbers, floats among them: read as the
+    # distributor reads a node, 0.3 meaning 0.3, never as the float's binary
+    # value; so asking first and placing agree, and the reason prints)
+    distributor = PrioritizedDistributor.from_list([node])
+    distributor.attempt_assign_loads([first])
+    remaining = distributor.node_state("n").remaining
+    load = Workload.from_dict(workload)
+    reason = check_fit(remaining, load)
+    assert (reason is None) == (distributor.attempt_assign_loads([load]) == {"w": "n"})
+    if reason is not None:
+        assert str(reason).startswith(("missing", "insufficient", "cordoned")) or \
+            str(reason).endswith("below zero and not tolerated")
+        assert reason.left is None or isinstance(reason.left, Decimal)
+
+
+def test_check_fit_reads_plain_numbers_exactly_and_names_bad_ones():
+    needs = Workload("w", requirements={"cpu": 0.3})
+    assert check_fit({"cpu": 0.3}, needs) is None
+    assert check_fit({"cpu": 0.3, "mem": 2}, needs) is None
+    assert str(check_fit({"cpu": 0.2}, needs)) == "insufficient cpu (needs 0.3, 0.2 left)"
+    assert str(check_fit({"cpu": 0}, needs)) == "insufficient cpu (needs 0.3, 0 left)"
+    assert check_fit({"cpu": 1, "flies": -inf}, needs) == \
+        Reason(NOT_TOLERATED, "flies", Decimal(0), Decimal("-Infinity"))
+    for bad, message in [({"cpu": float("nan")}, "check_fit: remaining['cpu']: NaN"),
+                         ({"cpu": "x"}, "check_fit: remaining['cpu']: expected a number"),
+                         ([1], "check_fit: remaining must be a mapping"),
+                         ({1: 2}, "check_fit: remaining keys must be non-empty strings")]:
+        with pytest.raises(LighthouseException, match=re.escape(message)):
+            check_fit(bad, needs)
+    with pytest.raises(InvalidTypeError, match="check_fit: workload: expected a Workload"):
+        check_fit({"cpu": 1}, {"name": "w"})
