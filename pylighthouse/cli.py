@@ -54,38 +54,85 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     status 2; a closed output pipe ends the command quietly with status
     :data:`CLOSED_PIPE_STATUS`.
     """
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except BrokenPipeError:  # printing --help or --version
+        _drop(sys.stdout)
+        raise SystemExit(CLOSED_PIPE_STATUS) from None
+    except OSError as error:
+        _drop(sys.stdout)
+        _complain(f"pylighthouse: cannot write the output: {error.strerror or error}")
+        raise SystemExit(2) from None
     try:
         status = int(args.run(args))
+        return _flushed(status)
+    except _BadInput as error:
+        _complain(f"pylighthouse: {error}")
+        return 2
+    except BrokenPipeError:
+        _drop(sys.stdout)
+        return CLOSED_PIPE_STATUS
+    except OSError as error:  # writing the output failed (the rest is caught earlier)
+        _drop(sys.stdout)
+        _complain(f"pylighthouse: cannot write the output: {error.strerror or error}")
+        return 2
+
+
+def _flushed(status: int) -> int:
+    """``status`` once what was printed reached stdout; else the status of
+    output that cannot be written."""
+    try:
         if sys.stdout is not None:
             sys.stdout.flush()
         return status
-    except _BadInput as error:
-        print(f"pylighthouse: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
-        _drop_stdout()
+        _drop(sys.stdout)
         return CLOSED_PIPE_STATUS
-    except OSError as error:  # writing the output failed (the rest is caught earlier)
-        _drop_stdout()
-        print(f"pylighthouse: cannot write the output: {error.strerror or error}",
-              file=sys.stderr)
+    except OSError as error:
+        _drop(sys.stdout)
+        _complain(f"pylighthouse: cannot write the output: {error.strerror or error}")
         return 2
 
 
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null, so that the interpreter's last flush of
-    what could not be written does not fail again at exit."""
+def _complain(message: str) -> None:
+    """Write ``message`` as a line on stderr. A stderr that cannot take it
+    (closed, a full disk) loses it: the exit status still says what
+    happened."""
+    if sys.stderr is None:  # (closed when Python started: print would use stdout)
+        return
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        _drop(sys.stderr)
+
+
+def _drop(stream: Any) -> None:
+    """Point ``stream`` (stdout or stderr) at /dev/null, so that the
+    interpreter's last flush of what could not be written does not fail
+    again at exit."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass  # not a real file (tests capture it): nothing will flush it
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that help or a version that cannot be
+    written to stdout is not passed over in silence (argparse drops the
+    error and exits 0): the error goes on, for :func:`main` to report."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message and file is not None and file is sys.stdout:
+            file.write(message)
+            file.flush()
+        else:
+            super()._print_message(message, file)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pylighthouse",
         description="Place workloads onto nodes from a JSON problem file, check such a "
                     "file, serve the HTTP endpoint, or run an elastic manager.",
@@ -262,10 +309,9 @@ def _validate(args: argparse.Namespace) -> int:
     errors = check_problem(data, parsed=True)
     source = _source(args.file)
     for error in errors:
-        print(f"{source}: {error}", file=sys.stderr)
+        _complain(f"{source}: {error}")
     if errors:
-        print(f"{source}: {len(errors)} error{'s' if len(errors) > 1 else ''}",
-              file=sys.stderr)
+        _complain(f"{source}: {len(errors)} error{'s' if len(errors) > 1 else ''}")
         return 2
     problem = load_problem(data, parsed=True)
     _emit(f"{source}: valid ({_count(len(problem.nodes), 'node')}, "

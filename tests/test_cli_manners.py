@@ -51,6 +51,33 @@ def test_a_full_disk_is_one_line_and_status_2():
     assert done.stderr == "pylighthouse: cannot write the output: No space left on device\n"
 
 
+@pytest.mark.parametrize("command", ["--help", "--version", "assign --help"])
+def test_help_that_cannot_be_written_is_not_a_success(command):
+    # (argparse drops the write error and exits 0)
+    done = shell(f"{PYTHON} {command} > /dev/full")
+    assert done.returncode == 2
+    assert done.stderr == "pylighthouse: cannot write the output: No space left on device\n"
+    done = shell(f'{PYTHON} {command} | head -c 1; echo " status ${{PIPESTATUS[0]}}" >&2')
+    assert done.stderr == " status 0\n"  # (it all fits the pipe: head takes it)
+    assert shell(f"{PYTHON} {command}").returncode == 0
+
+
+@pytest.mark.parametrize("stderr", ["2> /dev/full", "2>&-"])
+@pytest.mark.parametrize("command, status", [
+    ("assign examples/broken.json", 2), ("validate examples/broken.json", 2),
+    ("assign {bad}", 2), ("validate {bad}", 2), ("assign examples/tour.json > /dev/full", 2),
+    ("assign examples/tour.json", 0), ("assign --bogus", 2)])
+def test_a_stderr_that_cannot_be_written_leaves_the_exit_status_as_documented(
+        tmp_path, stderr, command, status):
+    # (the message is lost, not the status: printing it raised, and the
+    # command exited 1 with a traceback nobody could read)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    done = shell(f"{PYTHON} {command.format(bad=bad)} {stderr}")
+    assert done.returncode == status
+    assert done.stderr == ""
+
+
 def test_a_closed_stdin_is_one_line_and_status_2():
     done = shell(f"{PYTHON} assign - <&-")
     assert done.returncode == 2
