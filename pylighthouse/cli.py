@@ -320,7 +320,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .service import Limits, serve  # the command line does not need wsgiref otherwise
+    from .service import Limits, serve, server_settings  # (not needed otherwise)
 
     if not 0 <= args.port <= 65535:
         raise _BadInput(f"serve: --port: expected 0 to 65535, got {args.port}")
@@ -330,6 +330,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         # (an option given wins over its PYLIGHTHOUSE_MAX_* variable)
         limits = attr.evolve(Limits.from_environ(), **given)
+        server_settings(args.timeout, args.max_connections, ("--timeout", "--max-connections"))
         serve(args.host, args.port, limits.max_body_bytes, limits=limits, server=args.server,
               timeout=args.timeout, max_connections=args.max_connections)
     except (OSError, ValueError, OverflowError) as error:

@@ -18,6 +18,7 @@ between requests.
 """
 import importlib
 import json
+import math
 import os
 import re
 import socket
@@ -56,10 +57,26 @@ _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found",
             503: "Service Unavailable"}
 
 
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name}: expected a whole number >= 0, got {value!r}")
+def _count(value: Any, name: str, least: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name}: expected a whole number >= {least}, got {value!r}")
     return value
+
+
+def server_settings(timeout: Any, max_connections: Any,
+                    names: Tuple[str, str] = ("timeout", "max_connections")
+                    ) -> Tuple[float, int]:
+    """Check a server's ``timeout`` (seconds, finite and above zero) and
+    ``max_connections`` (at least one), the same for either server;
+    ``names`` label them in the message (the command line's options).
+
+    Raises:
+        ValueError: naming the setting and the value refused.
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not 0 < timeout < math.inf:
+        raise ValueError(f"{names[0]}: expected a finite number of seconds > 0, got {timeout!r}")
+    return float(timeout), _count(max_connections, names[1], least=1)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -438,11 +455,10 @@ def make_wsgi_server(host: str = "127.0.0.1", port: int = 8087,
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port: expected a whole number from 0 to 65535, got {port!r}")
-    if not timeout > 0:
-        raise ValueError(f"timeout: expected a number of seconds > 0, got {timeout!r}")
+    timeout, max_connections = server_settings(timeout, max_connections)
     application = make_app(max_body_bytes, limits=limits)
-    handler = type("Handler", (_Handler,), {"timeout": float(timeout), "quiet": quiet})
-    cap = min(max(1, _count(max_connections, "max_connections")), _open_files_left())
+    handler = type("Handler", (_Handler,), {"timeout": timeout, "quiet": quiet})
+    cap = min(max_connections, _open_files_left())
     server_class = type("Server", (ThreadingWSGIServer,), {"max_connections": cap})
     server: ThreadingWSGIServer = server_class((host, port), handler)
     server.set_app(application)
@@ -471,13 +487,18 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
 
     ``server``: ``"waitress"``, ``"wsgiref"`` or ``"auto"`` (waitress when
     it is installed, ``pip install pylighthouse[serve]``, else wsgiref).
+    Either server drops a client silent for ``timeout`` seconds (finite,
+    above zero) and serves at most ``max_connections`` (one or more) at
+    once.
 
     Raises:
         OSError: the address cannot be bound.
-        ValueError: a bad port or limit, or waitress asked for and missing.
+        ValueError: a bad port, limit, timeout or number of connections, or
+            waitress asked for and missing.
     """
     if server not in ("auto", "waitress", "wsgiref"):
         raise ValueError(f"server: expected auto, waitress or wsgiref, got {server!r}")
+    timeout, max_connections = server_settings(timeout, max_connections)
     if server != "wsgiref":
         try:
             waitress = importlib.import_module("waitress.server")  # the optional extra

@@ -100,6 +100,23 @@ def test_a_port_out_of_range_is_one_line_and_status_2(port):
     assert done.stderr == f"pylighthouse: serve: --port: expected 0 to 65535, got {port}\n"
 
 
+@pytest.mark.parametrize("server", ["waitress", "wsgiref"])
+@pytest.mark.parametrize("option, value, expected", [
+    ("--timeout", "nan", "a finite number of seconds > 0, got nan"),
+    ("--timeout", "inf", "a finite number of seconds > 0, got inf"),
+    ("--timeout", "-1", "a finite number of seconds > 0, got -1.0"),
+    ("--timeout", "0", "a finite number of seconds > 0, got 0.0"),
+    ("--max-connections", "0", "a whole number >= 1, got 0"),
+    ("--max-connections", "-3", "a whole number >= 1, got -3")])
+def test_server_settings_are_checked_the_same_for_either_server(server, option, value,
+                                                                expected):
+    # (waitress took any timeout, and 0 connections: a server that
+    # accepted nothing)
+    done = shell(f"{PYTHON} serve --port=0 --server {server} {option}={value}")
+    assert done.returncode == 2
+    assert done.stderr == f"pylighthouse: serve: {option}: expected {expected}\n"
+
+
 def test_a_file_holding_a_json_string_is_not_decoded_twice(tmp_path, capsys):
     path = tmp_path / "string.json"
     path.write_text(json.dumps(json.dumps(problem(1))))

@@ -10,6 +10,7 @@ docs say.
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -412,8 +413,19 @@ def test_the_bundled_server_answers_its_own_errors_in_json(bundled, data, status
 def test_the_bundled_server_checks_its_settings():
     with pytest.raises(ValueError, match="port"):
         make_wsgi_server("127.0.0.1", 99999)
-    with pytest.raises(ValueError, match="timeout"):
-        make_wsgi_server("127.0.0.1", 0, timeout=0)
+    for timeout in [0, -1.5, float("nan"), float("inf"), "30", True, None]:
+        with pytest.raises(ValueError, match=re.escape(f"timeout: expected a finite number "
+                                                       f"of seconds > 0, got {timeout!r}")):
+            make_wsgi_server("127.0.0.1", 0, timeout=timeout)
+    for count in [0, -1, 2.5, True, "4"]:
+        with pytest.raises(ValueError, match=re.escape(f"max_connections: expected a whole "
+                                                       f"number >= 1, got {count!r}")):
+            make_wsgi_server("127.0.0.1", 0, max_connections=count)
+    for server in ["waitress", "wsgiref", "auto"]:  # (checked before either starts)
+        with pytest.raises(ValueError, match="timeout: expected a finite number"):
+            service.serve("127.0.0.1", 0, server=server, timeout=float("nan"))
+        with pytest.raises(ValueError, match="max_connections: expected a whole number"):
+            service.serve("127.0.0.1", 0, server=server, max_connections=0)
 
 
 # ------------------------------------------------------------ in-process
