@@ -75,8 +75,8 @@ def check_fit(remaining: Mapping[str, Any], workload: Workload) -> Optional[Reas
     then the node's resources in the node's order.
 
     ``remaining`` may hold any numbers the library reads as quantities
-    (ints, floats, decimals; :attr:`NodeState.remaining
-    <pylighthouse.NodeState.remaining>` as it comes): they are read as the
+    (ints, floats, decimals; a :class:`~pylighthouse.NodeState`'s
+    ``remaining`` as it comes): they are read as the
     distributors read them, a float ``0.3`` meaning 0.3, so the answer is
     the one a distributor gives. The reason's quantities are decimals.
 

@@ -134,6 +134,10 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Mappi
     if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(
             f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
+    if where == kind:  # (a lone item, not one of a list: named by its name if it has one)
+        name = data.get("name", data.get("id"))
+        if isinstance(name, str) and name:
+            where = _label(kind, name)
     check_fields(data, allowed, where, kind, also=("id",))
     if "id" not in data:
         if "name" not in data:

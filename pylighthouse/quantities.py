@@ -282,7 +282,8 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
     """Read a quantity written by :func:`to_json_quantity` (or by a person).
 
     Numbers are read exactly; the strings ``"inf"``, ``"-inf"``,
-    ``"Infinity"`` and ``"-Infinity"`` (any case) mean the infinities. With
+    ``"Infinity"`` and ``"-Infinity"`` (any case, a ``+`` allowed before
+    the word and spaces around it) mean the infinities. With
     ``decimal_strings``, a string holding a decimal number is read too.
 
     Raises:

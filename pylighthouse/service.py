@@ -63,6 +63,11 @@ def _count(value: Any, name: str, least: int = 0) -> int:
     return value
 
 
+def _plural(number: int, noun: str, nouns: str = "") -> str:
+    """``number`` and ``noun``, plural unless one: "1 node", "2 nodes"."""
+    return f"{number} {noun if number == 1 else nouns or noun + 's'}"
+
+
 def server_settings(timeout: Any, max_connections: Any,
                     names: Tuple[str, str] = ("timeout", "max_connections")
                     ) -> Tuple[float, int]:
@@ -227,15 +232,17 @@ def _assign(body: bytes, limits: Limits) -> bytes:
         data = parse_json(body)
         rubric = data.get("rubric") if isinstance(data, dict) else None
         if isinstance(rubric, dict) and len(rubric) > limits.max_rubric:
-            raise _Answer(413, f"rubric: {len(rubric)} entries; the limit is "
+            raise _Answer(413, f"rubric: {_plural(len(rubric), 'entry', 'entries')}; "
+                               f"the limit is "
                                f"{limits.max_rubric}")
         problem = load_problem(data, parsed=True)
     except LighthouseException as error:
         raise _Answer(400, str(error)) from None
     work = len(problem.nodes) * len(problem.workloads)
     if work > limits.max_work:
-        raise _Answer(413, f"{len(problem.nodes)} nodes x {len(problem.workloads)} "
-                           f"workloads is {work} units of work; the limit is "
+        raise _Answer(413, f"{_plural(len(problem.nodes), 'node')} x "
+                           f"{_plural(len(problem.workloads), 'workload')} is "
+                           f"{_plural(work, 'unit')} of work; the limit is "
                            f"{limits.max_work} (split the problem)")
     answer = _encode(solve(problem).to_dict())
     if len(answer) > limits.max_response_bytes:

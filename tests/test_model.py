@@ -67,6 +67,19 @@ def test_empty_and_repeated_names_and_an_id_with_an_unknown_field():
     assert Workload.from_list([{"id": "w"}]) == [Workload("w")]
 
 
+def test_an_unknown_field_of_a_lone_item_names_the_item():
+    # (one of a list is named by its place, as every other mistake in it)
+    with pytest.raises(InvalidInputError, match="^node 'n1': unknown field 'colour' "
+                       "\\(a node has: name, resources\\)$"):
+        Node.from_dict({"name": "n1", "resources": {}, "colour": "red"})
+    with pytest.raises(InvalidInputError, match="^workload 'w1': unknown field 'colour'"):
+        Workload.from_dict({"id": "w1", "colour": "red"})
+    with pytest.raises(InvalidInputError, match="^workload: unknown field 'colour'"):
+        Workload.from_dict({"name": 3, "colour": "red"})  # (no name to give)
+    with pytest.raises(InvalidInputError, match="^nodes\\[0\\]: unknown field 'colour'"):
+        Node.from_list([{"name": "n1", "colour": "red"}])
+
+
 def test_round_trips_through_plain_dicts():
     node = Node("n", {"cpu": 0.5, "ward": -inf, "big": inf, "tag": 0})
     assert node.to_dict() == {"name": "n",

@@ -84,6 +84,14 @@ def test_json_quantities_round_trip():
         assert from_json_quantity(written, "q", decimal_strings=True) == quantity
     assert to_json_quantity(Decimal("-Infinity")) == "-inf"
     assert from_json_quantity("Infinity", "q") == Decimal("Infinity")
+    # (the spellings the documentation lists, and the schema's pattern)
+    for word in ["inf", "INF", " +inf", "+Infinity ", "infinity"]:
+        assert from_json_quantity(word, "q") == Decimal("Infinity")
+    for word in ["-inf", " -INFINITY ", "-Inf"]:
+        assert from_json_quantity(word, "q") == Decimal("-Infinity")
+    for word in ["++inf", "in f", "infinite", "∞", "+-inf"]:
+        with pytest.raises(InvalidTypeError):
+            from_json_quantity(word, "q")
     with pytest.raises(InvalidTypeError, match='^a.b: expected a number, got "lots"'):
         from_json_quantity("lots", "a.b")
     with pytest.raises(InvalidTypeError):

@@ -327,6 +327,18 @@ def test_413_reads_nothing_of_the_body():
     assert answer == {"error": "the body is 11 bytes; the limit is 10"}
 
 
+def test_limits_messages_count_in_words_a_person_would_write():
+    app = make_app(limits=Limits(max_work=0, max_rubric=0))
+    one = {"nodes": [{"name": "n", "resources": {"cpu": 1}}],
+           "workloads": [{"name": "w", "requirements": {"cpu": 1}}]}
+    status, _, answer, _ = call(app, "POST", "/assign-workloads", json.dumps(one).encode())
+    assert (status, answer["error"]) == (
+        413, "1 node x 1 workload is 1 unit of work; the limit is 0 (split the problem)")
+    rubric = dict(one, strategy="BinPack", rubric={"cpu": 1})
+    status, _, answer, _ = call(app, "POST", "/assign-workloads", json.dumps(rubric).encode())
+    assert (status, answer["error"]) == (413, "rubric: 1 entry; the limit is 0")
+
+
 def test_the_body_is_read_no_further_than_content_length():
     body = json.dumps({"nodes": [], "workloads": []}).encode()
     status, _, answer, read = call(make_app(), "POST", "/assign-workloads",
