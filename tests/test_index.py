@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import pylighthouse as lighthouse
 from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
-from pylighthouse.fit import check_fit
+from pylighthouse.fit import reason_of
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index import search
@@ -254,7 +254,7 @@ def check_refusals(nodes, index):
             if stamp != version:
                 continue
             for s in block.slots:
-                assert s.cordoned or check_fit(s.remaining, workload) is not None, \
+                assert s.cordoned or reason_of(s.remaining, workload) is not None, \
                     (s.name, shape, floor.needed)
     for (kept, needed), record in nodes.refusals.items():
         if not record.stamped:
@@ -271,7 +271,7 @@ def check_refusals(nodes, index):
                 continue
             for s in block.slots:
                 assert s.cordoned or not s.groups.keys().isdisjoint(groups) \
-                    or check_fit(s.remaining, workload) is not None, (s.name, kept, needed)
+                    or reason_of(s.remaining, workload) is not None, (s.name, kept, needed)
 
 
 def test_a_column_reads_minus_infinity_where_a_node_lacks_the_resource_or_is_cordoned():

@@ -15,6 +15,7 @@ from pylighthouse import (Distributor, InvalidInputError, InvalidTypeError,
                           LighthouseException, Node, PrioritizedDistributor, Workload,
                           check_fit, plan_scale_down, plan_scale_up)
 from pylighthouse.errors import SHOWN_LIMIT
+from pylighthouse.fit import reason_of
 from test_copies import build, strategy_names
 
 
@@ -162,7 +163,7 @@ def test_a_failure_inside_the_distributor_is_rolled_back(strategy, call):
 def test_a_failed_fit_check_during_record_running_changes_nothing(monkeypatch):
     distributor = busy("Prioritized")
     before = distributor.to_dict()
-    real = check_fit
+    real = reason_of
     seen = []
 
     def failing(remaining, workload):
@@ -170,7 +171,7 @@ def test_a_failed_fit_check_during_record_running_changes_nothing(monkeypatch):
         if len(seen) == 2:
             raise MemoryError("planted")
         return real(remaining, workload)
-    monkeypatch.setattr("pylighthouse.distributors.check_fit", failing)
+    monkeypatch.setattr("pylighthouse.distributors.reason_of", failing)
     with pytest.raises(MemoryError):
         distributor.record_running("b", loads("r", 3))
     assert distributor.to_dict() == before
