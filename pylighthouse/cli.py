@@ -471,8 +471,10 @@ def _manage(args: argparse.Namespace) -> int:
     rpc = None
     if args.rpc is not None:
         host, _, port = args.rpc.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not port.isdigit() or not port.isascii():
             raise _BadInput(f"--rpc: expected HOST:PORT, got {args.rpc!r}")
+        if not 0 <= int(port) <= 65535:
+            raise _BadInput(f"--rpc: port: expected 0 to 65535, got {port}")
         rpc = (host, int(port))
     if args.cycles is not None and args.cycles < 0:
         raise _BadInput(f"--cycles: must be at least 0, got {args.cycles}")

@@ -1,11 +1,13 @@
 """The elastic manager: its cycle, the provider's calls, faults, the store, RPC and the CLI."""
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
 import urllib.request
 import xmlrpc.client
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputEr
 from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
+from pylighthouse.elastic.command import load_config
 from pylighthouse.elastic.store import STORE_FORMAT, Store
 from test_fuzz_library import snapshot_paths
 
@@ -775,6 +778,27 @@ def test_manage_without_a_provider_explains(tmp_path, capsys):
     assert main(["manage", str(config), "--rpc", "nowhere"]) == 2
 
 
+def test_manage_refuses_a_bad_rpc_address_before_making_a_store(tmp_path, capsys):
+    # (a port past 65535 ended in an OverflowError traceback; a busy one was
+    # refused after the store was made, which then refused the retry)
+    store = tmp_path / "m.db"
+    assert main(["manage", str(DEMO), "--simulate", "--store", str(store),
+                 "--rpc", "127.0.0.1:99999"]) == 2
+    assert capsys.readouterr().err == \
+        "pylighthouse: --rpc: port: expected 0 to 65535, got 99999\n"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["manage", str(DEMO), "--simulate", "--store", str(store),
+                     "--rpc", f"127.0.0.1:{port}"]) == 2
+    assert capsys.readouterr().err.startswith(f"pylighthouse: manage: --rpc 127.0.0.1:{port}: ")
+    assert list(tmp_path.iterdir()) == []
+    assert main(["manage", str(DEMO), "--simulate", "--store", str(store), "--cycles", "1",
+                 "--rpc", "127.0.0.1:0"]) == 0
+    assert capsys.readouterr().out.startswith("rpc: serving on 127.0.0.1:")
+
+
 SIMULATED = "pylighthouse.elastic:SimulatedProvider"
 
 
@@ -798,7 +822,26 @@ SIMULATED = "pylighthouse.elastic:SimulatedProvider"
     # (a misspelt field of a revocation is named as a trace item's is; it
     # ran, and the demo failed at the revocation's cycle with a KeyError)
     ({"simulation": {"revocations": [{"it": 1, "node": "vm-1"}]}},
-     "config: simulation.revocations[0]: expected an object with at, node, max_wait_time"),
+     "config: simulation.revocations[0]: unknown field 'it' (valid: at, node, max_wait_time)"),
+    ({"simulation": {"revocations": [{"at": 1}]}},
+     "config: simulation.revocations[0]: missing field 'node'"),
+    ({"simulation": {"revocations": [{"at": 1, "node": ""}]}},
+     "config: simulation.revocations[0].node: expected a node name, got ''"),
+    ({"simulation": {"revocations": [3]}},
+     "config: simulation.revocations[0]: expected an object with at, node, max_wait_time, "
+     "got int"),
+    ({"simulation": {"trace": [{"at": 1, "workload": {"name": "a"}, "lasts": 3}]}},
+     "config: simulation.trace[0]: unknown field 'lasts' (valid: at, workload, duration)"),
+    ({"simulation": {"trace": [{"at": 1}]}},
+     "config: simulation.trace[0]: missing field 'workload'"),
+    # (a name twice: the demo keeps a duration per name, and the second
+    # arrival failed mid-run, "already placed")
+    ({"simulation": {"trace": [{"at": 0, "workload": {"name": "a"}, "duration": 1},
+                               {"at": 5, "workload": {"name": "a"}, "duration": 10}]}},
+     "config: simulation.trace[1].workload: name 'a' is also simulation.trace[0]'s; "
+     "names are unique"),
+    ({"simulation": {"trace": [{"at": 0.5, "workload": {"name": "a"}}]}},
+     "config: simulation.trace[0].at: expected a whole number, at least 0, got 0.5"),
     ({"simulation": {"revocations": [{"at": -1, "node": "vm-1", "max_wait_time": "x"}]}},
      "config: simulation.revocations[0].at: expected a whole number, at least 0, got -1"),
     # (a long name or value is cut: the message stays short)
@@ -817,6 +860,24 @@ def test_manage_names_a_bad_config_field_before_anything_runs(tmp_path, capsys, 
     captured = capsys.readouterr()
     assert captured.out == ""  # (nothing ran: before, some failed mid-run)
     assert captured.err.startswith(f"pylighthouse: {config}: {message}")
+
+
+def test_manage_takes_fractions_of_seconds_and_whole_numbers_written_as_decimals(
+        tmp_path, capsys):
+    # (JSON's fractions are read as decimals: the seconds refused them,
+    # "got Decimal('2.5')")
+    data = json.loads(DEMO.read_text())
+    data.update(min_nodes=1.0, max_nodes=4e0, intervals={"add": 2.5, "delete": 1e1})
+    data["simulation"].update(seconds_per_cycle=0.5, cycles=6)
+    data["simulation"]["revocations"] = [{"at": 2, "node": "vm-1", "max_wait_time": 2.5}]
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(data))
+    assert main(["manage", str(config), "--simulate"]) == 0
+    assert capsys.readouterr().out.count("cycle ") == 6
+    checked = load_config(json.loads(config.read_text(), parse_float=Decimal))
+    assert checked["intervals"] == {"add": 2.5, "delete": 10}
+    assert (checked["min_nodes"], checked["max_nodes"]) == (1, 4)
+    assert checked["simulation"]["revocations"][0]["max_wait_time"] == 2.5
 
 
 @pytest.mark.parametrize("strategy, rubric", [

@@ -5,6 +5,7 @@ import math
 import os
 import time
 from collections.abc import Mapping as MappingABC
+from decimal import Decimal
 from typing import IO, Any, Dict, List, Optional, Tuple
 
 import attr
@@ -16,7 +17,7 @@ from ..model import Node, Workload
 from ..problem import new_distributor
 from .manager import ElasticManager
 from .provider import Provider, SimulatedProvider
-from .rpc import serve_rpc
+from .rpc import RPCServer, answer_for
 
 __all__ = ["load_config", "run_manage", "simulate"]
 
@@ -49,9 +50,26 @@ def load_config(data: Any) -> Dict[str, Any]:
     if "templates" not in data:
         raise InvalidInputError("config: missing field 'templates'")
     config = dict(data)
+    for key in ("min_nodes", "max_nodes", "intervals"):
+        if key in config:
+            config[key] = _plain(config[key])
     config.setdefault("strategy", "Prioritized")
     config["simulation"] = _simulation(config.get("simulation", {}))
     return config
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with the decimals JSON's fractions are read as (``2.5``,
+    ``1e1``) made the ints or floats the manager's settings take; inside
+    dicts and lists too. (A quantity of a node or workload stays exact: this
+    is for counts and seconds.)"""
+    if isinstance(value, Decimal) and value.is_finite():
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, MappingABC):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _simulation(data: Any) -> Dict[str, Any]:
@@ -61,7 +79,8 @@ def _simulation(data: Any) -> Dict[str, Any]:
     if unknown:
         raise InvalidInputError(f"config: simulation: unknown field {shown(unknown[0])} "
                                 f"(valid: {', '.join(_SIMULATION)})")
-    simulation = dict(data)
+    simulation = {key: value if key == "trace" else _plain(value)
+                  for key, value in data.items()}
     for key in ("ready_after", "cycles"):
         if key in simulation:
             _cycle(simulation[key], f"config: simulation.{key}")
@@ -76,12 +95,19 @@ def _simulation(data: Any) -> Dict[str, Any]:
     if not isinstance(trace, list):
         raise InvalidTypeError("config: simulation.trace: expected a list")
     arrivals = []
+    seen: Dict[str, int] = {}
     for index, item in enumerate(trace):
         where = f"config: simulation.trace[{index}]"
-        _entry(item, ("at", "workload", "duration"), where)
-        arrivals.append(_Arrival(_cycle(item.get("at", 0), f"{where}.at"),
-                                 Workload.from_dict(item.get("workload", {}), f"{where}.workload"),
-                                 _cycle(item.get("duration", 1), f"{where}.duration")))
+        _entry(item, ("at", "workload", "duration"), where, needed="workload")
+        arrivals.append(_Arrival(
+            _cycle(_plain(item.get("at", 0)), f"{where}.at"),
+            Workload.from_dict(item.get("workload", {}), f"{where}.workload"),
+            _cycle(_plain(item.get("duration", 1)), f"{where}.duration")))
+        name = arrivals[-1].workload.name
+        if name in seen:  # (the demo keeps a duration, and a workload, per name)
+            raise InvalidInputError(f"{where}.workload: name {shown(name)} is also "
+                                    f"simulation.trace[{seen[name]}]'s; names are unique")
+        seen[name] = index
     simulation["trace"] = arrivals
     revocations = simulation.get("revocations", [])
     if not isinstance(revocations, list):
@@ -98,12 +124,20 @@ def _simulation(data: Any) -> Dict[str, Any]:
     return simulation
 
 
-def _entry(item: Any, fields: Tuple[str, ...], where: str, needed: Optional[str] = None) -> None:
+def _entry(item: Any, fields: Tuple[str, ...], where: str, needed: str) -> None:
     """Check that an entry of the simulation's lists is an object of ``fields``
-    only (with ``needed``, a string, among them)."""
-    if not isinstance(item, MappingABC) or set(item) - set(fields) \
-            or needed is not None and not isinstance(item.get(needed), str):
-        raise InvalidInputError(f"{where}: expected an object with {', '.join(fields)}")
+    only, ``needed`` among them (a non-empty string for a revocation's node)."""
+    if not isinstance(item, MappingABC):
+        raise InvalidTypeError(f"{where}: expected an object with {', '.join(fields)}, "
+                               f"got {type(item).__name__}")
+    unknown = sorted(set(map(str, item)) - set(fields))
+    if unknown:
+        raise InvalidInputError(f"{where}: unknown field {shown(unknown[0])} "
+                                f"(valid: {', '.join(fields)})")
+    if needed not in item:
+        raise InvalidInputError(f"{where}: missing field {needed!r}")
+    if needed == "node" and not (isinstance(item[needed], str) and item[needed]):
+        raise InvalidInputError(f"{where}.node: expected a node name, got {shown(item[needed])}")
 
 
 def _cycle(value: Any, where: str) -> int:
@@ -183,12 +217,23 @@ def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = N
                                                settings.get("capacity"), path=path)
     else:
         provider = _provider(config)
-    clock = _Tick()
-    manager = _manager(config, provider, store, clock if simulate_run else time.time)
     server = None
+    if rpc is not None:  # (bound first: a busy address is refused before a store is made)
+        try:
+            server = RPCServer(rpc)
+        except (OSError, OverflowError) as error:
+            raise OSError(f"--rpc {rpc[0]}:{rpc[1]}: "
+                          f"{getattr(error, 'strerror', None) or error}") from None
+    clock = _Tick()
     try:
-        if rpc is not None:
-            server = serve_rpc(manager, *rpc)
+        manager = _manager(config, provider, store, clock if simulate_run else time.time)
+    except BaseException:
+        if server is not None:
+            server.server_close()
+        raise
+    try:
+        if server is not None:
+            answer_for(manager, server).start()
             host, port = server.server_address[:2]
             out.write(f"rpc: serving on {host!s}:{port}\n")
         if simulate_run:

@@ -42,9 +42,11 @@ class RPCServer(SimpleXMLRPCServer):
         return self
 
     def shutdown(self) -> None:
-        """Stop serving, wait for the thread, close the socket."""
-        super().shutdown()
-        self._thread.join()
+        """Stop serving, wait for the thread, close the socket (only close
+        it when it was never started)."""
+        if self._thread.ident is not None:
+            super().shutdown()
+            self._thread.join()
         self.server_close()
 
 
@@ -60,7 +62,13 @@ def serve_rpc(manager: ElasticManager, host: str = "127.0.0.1", port: int = 0) -
     ``port=0`` picks a free port (read it from ``server_address``). The
     manager's lock serialises these calls with its manage loop.
     """
-    server = RPCServer((host, port))
+    return answer_for(manager, RPCServer((host, port))).start()
+
+
+def answer_for(manager: ElasticManager, server: RPCServer) -> RPCServer:
+    """Register ``manager``'s methods (see :func:`serve_rpc`) on ``server``,
+    bound and not yet started: a caller can bind the address before it has
+    a manager, and refuse a busy one before anything is made."""
     methods: Dict[str, Callable[[Any], Any]] = {
         "GetVersion": lambda params: manager.get_version(),
         "NotifyDeletePending": manager.notify_delete_pending,
@@ -69,7 +77,7 @@ def serve_rpc(manager: ElasticManager, host: str = "127.0.0.1", port: int = 0) -
     }
     for name, method in methods.items():
         server.register_function(_answering(method, name), name)
-    return server.start()
+    return server
 
 
 def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[str, Any]]:
