@@ -22,7 +22,7 @@ from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
 from pylighthouse.elastic.command import load_config
-from pylighthouse.elastic.store import STORE_FORMAT, Store
+from pylighthouse.elastic.store import STORE_FORMAT, Store, StoreError
 from test_fuzz_library import snapshot_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -625,6 +625,89 @@ def test_a_store_with_parts_damaged_or_at_odds_is_refused_at_open(tmp_path):
     again = ElasticManager.open(str(path), SimulatedProvider())  # (left as it was)
     assert again.pending == ("b",) and again.creating == ("vm-1",)
     again.close()
+
+
+def test_a_store_that_cannot_be_written_fails_the_call_and_undoes_the_change(
+        tmp_path, monkeypatch):
+    # (the change stayed in memory and the next call saved it: a submit
+    # that raised a bare sqlite3 error was kept after all)
+    path = str(tmp_path / "manager.db")
+    manager, provider = make(store=path, max_nodes=3)
+    manager.submit([job("a")])
+    manager.manage_once()
+    parts = manager._parts()
+    real = Store._run
+    failing = {"on": True}
+
+    def run(self, sql):
+        if sql == "COMMIT" and failing["on"]:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, sql)
+    monkeypatch.setattr(Store, "_run", run)
+    for call in (lambda: manager.submit([job("b")]), lambda: manager.finish(["a"]),
+                 lambda: manager.manage_once(force=True),
+                 lambda: manager.set_resource_values([{"node_id": "vm-1", "value": 0.5}])):
+        with pytest.raises(StoreError, match=f"store {path}: cannot be written: disk I/O"):
+            call()
+        assert manager._parts() == parts
+    failing["on"] = False
+    assert manager.submit([job("b")]) == {"b": None}
+    manager.close()
+    again = ElasticManager.open(path, provider)
+    assert again.pending == ("a", "b") and set(again.creating) == {"vm-1"}
+    again.close()
+
+
+def test_a_closed_manager_refuses_changes(tmp_path):
+    # (it went on working, saving nothing, while another manager could
+    # open the store)
+    path = str(tmp_path / "manager.db")
+    manager, provider = make(store=path)
+    manager.submit([job("a")])
+    manager.close()
+    for call in (lambda: manager.submit([job("b")]), lambda: manager.finish(["a"]),
+                 manager.manage_once, lambda: manager.notify_delete_pending([])):
+        with pytest.raises(InvalidInputError, match="manager: closed; resume it with "
+                                                    "ElasticManager.open"):
+            call()
+    assert manager.pending == ("a",)  # (reading still works)
+    manager.close()  # (twice: nothing)
+    assert ElasticManager.open(path, provider).pending == ("a",)
+    memory, _ = make()
+    memory.close()
+    with pytest.raises(InvalidInputError, match="manager: closed"):
+        memory.submit([job("b")])
+
+
+def test_files_refused_as_stores_are_left_as_they_were(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    with pytest.raises(InvalidInputError, match="holds no manager"):
+        ElasticManager.open(str(empty), SimulatedProvider())
+    assert empty.read_bytes() == b""  # (it became a database in WAL mode)
+    foreign = tmp_path / "foreign.db"
+    db = sqlite3.connect(str(foreign))
+    db.execute("CREATE TABLE foo (id INTEGER)")
+    db.commit()
+    db.close()
+    before = foreign.read_bytes()
+    for refuse in (lambda: ElasticManager.open(str(foreign), SimulatedProvider()),
+                   lambda: make(store=str(foreign))):
+        with pytest.raises(InvalidInputError, match="database of something else"):
+            refuse()
+    assert foreign.read_bytes() == before  # (its journal was switched to WAL)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["empty.db", "foreign.db"]
+
+
+def test_manage_takes_an_empty_file_as_a_new_store(tmp_path, capsys):
+    # (as mktemp makes one: it was refused, "holds no manager")
+    store = tmp_path / "made-by-mktemp"
+    store.write_bytes(b"")
+    assert main(["manage", str(DEMO), "--simulate", "--store", str(store),
+                 "--cycles", "2"]) == 0
+    assert "summary:" in capsys.readouterr().out
+    assert ElasticManager.open(str(store), SimulatedProvider(
+        path=str(store) + ".provider.json")).pending
 
 
 def test_the_store_commits_before_the_call_returns(tmp_path):

@@ -6,7 +6,8 @@ package, which stays a scheduling library with no threads, files or sockets).
 from .manager import API_VERSION, DEFAULT_INTERVALS, CycleReport, ElasticManager
 from .provider import CREATING, FAILED, READY, Provider, ProviderError, SimulatedProvider
 from .rpc import BADARGS, ERROR, SUCCESS, RPCServer, serve_rpc
+from .store import StoreError
 
 __all__ = ["ElasticManager", "CycleReport", "Provider", "SimulatedProvider", "ProviderError",
-           "serve_rpc", "RPCServer", "API_VERSION", "DEFAULT_INTERVALS",
+           "StoreError", "serve_rpc", "RPCServer", "API_VERSION", "DEFAULT_INTERVALS",
            "CREATING", "READY", "FAILED", "SUCCESS", "BADARGS", "ERROR"]

@@ -163,13 +163,22 @@ def _distributor(config: Dict[str, Any]) -> Distributor:
 
 def _manager(config: Dict[str, Any], provider: Provider, store: Optional[str],
              clock: Any) -> ElasticManager:
-    if store is not None and os.path.exists(store):
+    if store is not None and _holds_something(store):
         return ElasticManager.open(store, provider, clock=clock)
     return ElasticManager(
         _distributor(config), provider, config["templates"],
         min_nodes=config.get("min_nodes", 0), max_nodes=config.get("max_nodes"),
         enable_delete=config.get("enable_delete", False), intervals=config.get("intervals"),
         store=store, clock=clock)
+
+
+def _holds_something(store: str) -> bool:
+    """Whether ``store`` names a file with something in it (an empty file, as
+    ``mktemp`` makes, is taken as a new store)."""
+    try:
+        return os.path.getsize(store) > 0
+    except OSError:
+        return os.path.lexists(store)  # (a dangling link: let opening it say why)
 
 
 def _provider(config: Dict[str, Any]) -> Provider:
@@ -207,7 +216,7 @@ def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = N
     elasticslice methods while it runs; the address is printed first.
     """
     if simulate_run:
-        if store is not None and os.path.exists(store):
+        if store is not None and _holds_something(store):
             raise InvalidInputError(f"--store {store}: exists; the demo replays its trace "
                                     "from the start, so give it a new file")
         settings = config["simulation"]

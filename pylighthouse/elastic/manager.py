@@ -19,7 +19,7 @@ from ..model import Node, Workload
 from ..planning import accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, to_json_quantity, to_quantity
 from .provider import FAILED, READY, Provider, _count as _whole
-from .store import Store
+from .store import Store, StoreError
 
 __all__ = ["ElasticManager", "CycleReport", "API_VERSION", "DEFAULT_INTERVALS"]
 
@@ -101,6 +101,9 @@ class ElasticManager:
             :meth:`open`), cannot be opened or written, holds a database of
             something else, or another manager has it open (a store has one
             manager at a time, until :meth:`close` or the process ends).
+        StoreError: (from this and every call that changes the state) the
+            store could not be written: the change is undone, and the
+            call can be made again once the store can be written.
     """
 
     def __init__(self, distributor: Distributor, provider: Provider,
@@ -128,7 +131,11 @@ class ElasticManager:
                  "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
         self._setup(provider, store_, clock)
         self._apply(parts)
-        self._commit()
+        try:
+            self._commit()
+        except BaseException:
+            store_.close()
+            raise
 
     @classmethod
     def open(cls, store: str, provider: Provider, *, clock: Clock = time.time) -> "ElasticManager":
@@ -187,6 +194,7 @@ class ElasticManager:
         self._clock = clock
         self._lock = threading.RLock()
         self._stop = threading.Event()
+        self._closed = False
 
     # ------------------------------------------------------------ reading
 
@@ -354,8 +362,15 @@ class ElasticManager:
         self._stop.set()
 
     def close(self) -> None:
-        """Close the store (the state stays in it)."""
+        """Close the store (the state stays in it; the lock on it goes).
+
+        The manager is done with: a call that would change its state
+        raises :class:`~pylighthouse.InvalidInputError` from then on (the
+        state could not be saved, and another manager may now open the
+        store). Reading it still works. Closing twice does nothing.
+        """
         with self._lock:
+            self._closed = True
             self._store.close()
 
     # ------------------------------------------------------ provider's calls
@@ -556,16 +571,25 @@ class ElasticManager:
         try:
             with self._change():
                 action()
+        except StoreError:
+            raise  # (not the provider's: nothing more can be saved)
         except Exception as error:  # the provider may raise anything
             report.errors.append(f"{call}: {type(error).__name__}: {error}")
 
     @contextlib.contextmanager
     def _change(self) -> Iterator[None]:
-        """Hold the lock; save the state after the block, or restore it if it raises."""
+        """Hold the lock; save the state after the block, or restore it if
+        the block or the save raises."""
         with self._lock:
+            if self._closed:
+                raise InvalidInputError(
+                    f"manager: closed; resume it with ElasticManager.open"
+                    f"({self._store.path!r}, provider)" if self._store.path is not None
+                    else "manager: closed (it kept its state in memory only)")
             before = self._committed
             try:
                 yield
+                self._commit()
             except BaseException:
                 serial = self._serial
                 self._apply(before)
@@ -573,9 +597,11 @@ class ElasticManager:
                 # provider may have made the node before it raised)
                 for prefix, number in serial.items():
                     self._serial[prefix] = max(number, self._serial.get(prefix, 0))
-                self._commit()
+                try:
+                    self._commit()
+                except StoreError:
+                    pass  # (only the names handed out differ: saved with the next change)
                 raise
-            self._commit()
 
     def _requeue_from(self, name: str) -> List[str]:
         """Put the workloads on node ``name`` back at the front of the queue."""

@@ -4,14 +4,20 @@ import pathlib
 import sqlite3
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LighthouseException
 
-__all__ = ["Store"]
+__all__ = ["Store", "StoreError"]
 
 #: The layout of the state this module writes; a store of another format is refused.
 STORE_FORMAT = 1
 #: Seconds a store opened by another manager is waited for before it is refused.
 BUSY_SECONDS = 1.0
+
+
+class StoreError(LighthouseException, OSError):
+    """The store could not be written (a full disk, an I/O error, a file
+    removed from under it): the change was not saved, and the manager
+    undid it."""
 
 
 class Store:
@@ -61,17 +67,20 @@ class Store:
             raise InvalidInputError(f"store {path}: cannot be opened: {error}") from None
         try:
             self._run("PRAGMA locking_mode=EXCLUSIVE")
-            self._run("PRAGMA journal_mode=WAL")
-            self._run("PRAGMA synchronous=FULL")
-            # (the lock, taken now and kept: see the class docstring)
-            self._run("BEGIN EXCLUSIVE")
-            self._run("COMMIT")
+            # (read before anything is written: a file refused is left as it was)
             tables = {row[0] for row in self._run(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables - {"state"}:
                 raise InvalidInputError(
                     f"store {path}: is a database of something else (tables: "
                     f"{', '.join(sorted(tables))}); give a new file or a manager's store")
+            if not create and "state" not in tables:
+                raise InvalidInputError(f"store {path}: holds no manager")
+            self._run("PRAGMA journal_mode=WAL")
+            self._run("PRAGMA synchronous=FULL")
+            # (the lock, taken now and kept: see the class docstring)
+            self._run("BEGIN EXCLUSIVE")
+            self._run("COMMIT")
             self._run("CREATE TABLE IF NOT EXISTS state "
                       "(part TEXT PRIMARY KEY, body TEXT NOT NULL)")
         except sqlite3.OperationalError as error:
@@ -114,20 +123,29 @@ class Store:
         return parts
 
     def save(self, parts: Mapping[str, Any]) -> None:
-        """Write ``parts`` (name -> JSON-serialisable value) in one committed transaction."""
+        """Write ``parts`` (name -> JSON-serialisable value) in one committed transaction.
+
+        Raises:
+            StoreError: the database could not be written; nothing of
+                ``parts`` was kept (the transaction was rolled back).
+        """
         if self._db is None:
             return
         bodies = {name: json.dumps(value, sort_keys=True) for name, value in parts.items()}
         bodies["format"] = json.dumps(STORE_FORMAT)
-        self._run("BEGIN IMMEDIATE")
         try:
-            cursor = self._db.executemany(
-                "INSERT OR REPLACE INTO state (part, body) VALUES (?, ?)", bodies.items())
-            cursor.close()
-        except BaseException:
-            self._run("ROLLBACK")
-            raise
-        self._run("COMMIT")
+            self._run("BEGIN IMMEDIATE")
+            try:
+                cursor = self._db.executemany(
+                    "INSERT OR REPLACE INTO state (part, body) VALUES (?, ?)", bodies.items())
+                cursor.close()
+                self._run("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._run("ROLLBACK")
+                raise
+        except sqlite3.Error as error:
+            raise StoreError(f"store {self.path}: cannot be written: {error}") from None
 
     def _run(self, sql: str) -> List[Any]:
         """Run one statement and return its rows, its cursor closed at once:
