@@ -658,6 +658,20 @@ def test_a_store_that_cannot_be_written_fails_the_call_and_undoes_the_change(
     again.close()
 
 
+def test_a_name_given_back_is_not_handed_out_again_in_the_same_cycle():
+    # (a node the provider held that no record named was given back, and a
+    # new node of the same name asked for in the same cycle: a cloud that
+    # deletes slowly could have it adopted as the new one)
+    provider = SimulatedProvider()
+    provider.create_nodes([Node("vm-1", {"cpu": 4}), Node("vm-7", {"cpu": 4})])
+    provider.poll()
+    manager, _ = make(provider=provider, intervals={"add": 0, "delete": 0})
+    manager.submit([job("j")])
+    report = manager.manage_once()
+    assert sorted(report.deleted) == ["vm-1", "vm-7"]
+    assert report.requested == ["vm-8"]
+
+
 def test_a_closed_manager_refuses_changes(tmp_path):
     # (it went on working, saving nothing, while another manager could
     # open the store)

@@ -493,6 +493,8 @@ class ElasticManager:
         # Nodes the provider holds for us that no record names (a creation that
         # raised after doing part of its work): give them back.
         self._deleting.extend(name for name in statuses if name not in known)
+        for name in self._deleting:  # (their names are never handed out again)
+            self._retire(name)
         for name in self._revocations:
             if self._distributor.node_state(name).workloads:
                 moves = self._distributor.drain(name)
