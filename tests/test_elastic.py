@@ -617,11 +617,50 @@ def test_a_store_with_parts_damaged_or_at_odds_is_refused_at_open(tmp_path):
             ("revocations", lambda revocations: {"n1": -1},
              "part 'revocations': expected an object of names to seconds"),
             ("static", lambda static: "n1", "part 'static': expected a list of node names"),
-            ("deleting", lambda deleting: [1], "part 'deleting': expected a list of node names")]:
+            ("deleting", lambda deleting: [1], "part 'deleting': expected a list of node names"),
+            # (parts at odds with the cluster, and parts read without their
+            # name in the message: each was resumed, then failed every cycle,
+            # or gave a node with work on it back, or said "damaged: KeyError")
+            ("revocations", lambda revocations: {"ghost": 10},
+             "part 'revocations': node 'ghost' is not in the cluster" + damaged),
+            ("static", lambda static: ["ghost"],
+             "part 'static': node 'ghost' is not in the cluster" + damaged),
+            ("deleting", lambda deleting: ["n1"],
+             "part 'deleting': node 'n1' is also in the cluster" + damaged),
+            ("deleting", lambda deleting: ["vm-1"],
+             "part 'deleting': node 'vm-1' is also asked for" + damaged),
+            ("config", lambda config: dict(config, templates=[]),
+             "part 'config': templates: give at least one node shape"),
+            ("config", lambda config: dict(config, templates=[
+                {k: v for k, v in config["templates"][0].items() if k != "name"}]),
+             "part 'config': damaged: KeyError: 'name'"),
+            ("values", lambda values: {"n1": 5},
+             "part 'values': node 'n1': expected a value from 0 to 1, got 5"),
+            ("values", lambda values: None,
+             "part 'values': expected an object of names to values"),
+            ("pending", lambda items: {},
+             "part 'pending': expected a list of workloads"),
+            ("requested", lambda items: {},
+             "part 'requested': expected a list of nodes"),
+            ("requested", lambda items: [dict(items[0], resources={"cpu": "x"})],
+             "part 'requested': "),
+            ("format", lambda value: True, "format: expected 1, got True")]:
         kept = edited(part, edit)
         with pytest.raises(InvalidInputError, match=f"store {path}: {message}"):
             ElasticManager.open(str(path), SimulatedProvider())
         edited(part, lambda _: json.loads(kept))
+    db = sqlite3.connect(str(path))  # (nested deeper than the reader goes)
+    (kept,) = db.execute("SELECT body FROM state WHERE part = 'pending'").fetchone()
+    db.execute("UPDATE state SET body = ? WHERE part = 'pending'",
+               ("[" * 100000 + "]" * 100000,))
+    db.commit()
+    db.close()
+    with pytest.raises(InvalidInputError, match=f"store {path}: part 'pending': not JSON"):
+        ElasticManager.open(str(path), SimulatedProvider())
+    db = sqlite3.connect(str(path))
+    db.execute("UPDATE state SET body = ? WHERE part = 'pending'", (kept,))
+    db.commit()
+    db.close()
     again = ElasticManager.open(str(path), SimulatedProvider())  # (left as it was)
     assert again.pending == ("b",) and again.creating == ("vm-1",)
     again.close()

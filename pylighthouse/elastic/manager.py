@@ -161,6 +161,10 @@ class ElasticManager:
             if missing:
                 raise InvalidInputError(f"store {store}: part {missing[0]!r}: missing "
                                         "(the store is damaged)")
+            unknown = sorted(set(parts) - set(_PARTS) - {"format"})
+            if unknown:
+                raise InvalidInputError(f"store {store}: part {shown(unknown[0])}: not a "
+                                        "part of a manager's state (the store is damaged)")
             manager._setup(provider, store_, clock)
             try:
                 manager._apply(parts)
@@ -690,32 +694,65 @@ class ElasticManager:
                 "marks": dict(self._marks), "serial": dict(self._serial)}
 
     def _apply(self, parts: Mapping[str, Any]) -> None:
-        """Take ``parts`` (see :meth:`_parts`, every one of :data:`_PARTS`) as the state."""
-        self._config = _config_from_json(_copy(parts["config"]))
-        self._templates = [_template_from_json(item) for item in self._config["templates"]]
-        self._distributor = Distributor.from_dict(parts["distributor"])
-        self._static = _names_part(parts, "static")
-        self._pending = [workload_from_json(item, "store: pending")
-                         for item in parts["pending"]]
-        self._requested = {}
-        for item in parts["requested"]:
-            node = _node_from_json(item)
-            if node.name in self._requested:
-                raise InvalidInputError(f"part 'requested': node {shown(node.name)} is there "
-                                        "twice (the store is damaged)")
-            self._requested[node.name] = node
-        self._deleting = _names_part(parts, "deleting")
-        self._revocations = _map_part(parts, "revocations", _seconds, "seconds")
-        self._values = {k: from_json_quantity(v, "store: values", decimal_strings=True)
-                        for k, v in parts["values"].items()}
-        marks = _map_part(parts, "marks", _time_or_none, "times")
-        if set(marks) != {"add", "delete"}:
-            raise InvalidInputError("part 'marks': expected the times of add and delete")
-        self._marks = marks
-        self._serial = _map_part(parts, "serial", _serial_number, "whole numbers")
+        """Take ``parts`` (see :meth:`_parts`, every one of :data:`_PARTS`) as
+        the state, each checked, and checked against the others; a mistake
+        is named by its part."""
+        with _reading_part("config"):
+            self._config = _config_from_json(_copy(parts["config"]))
+            self._templates = [_template_from_json(item) for item in self._config["templates"]]
+            accept_templates(self._templates)
+        with _reading_part("distributor"):
+            self._distributor = Distributor.from_dict(parts["distributor"])
+        known = {node.name for node in self._distributor.nodes}
+        with _reading_part("static"):
+            self._static = _names_part(parts, "static")
+            _all_known(self._static, known, "static")
+        with _reading_part("pending"):
+            if not isinstance(parts["pending"], list):
+                raise InvalidInputError("expected a list of workloads")
+            self._pending = [workload_from_json(item, f"pending[{index}]")
+                             for index, item in enumerate(parts["pending"])]
+        with _reading_part("requested"):
+            if not isinstance(parts["requested"], list):
+                raise InvalidInputError("expected a list of nodes")
+            self._requested = {}
+            for item in parts["requested"]:
+                node = _node_from_json(item)
+                if node.name in self._requested:
+                    raise InvalidInputError(f"node {shown(node.name)} is there twice "
+                                            "(the store is damaged)")
+                if node.name in known:
+                    raise InvalidInputError(f"node {shown(node.name)} is also in the cluster "
+                                            "(the store is damaged)")
+                self._requested[node.name] = node
+        with _reading_part("deleting"):
+            self._deleting = _names_part(parts, "deleting")
+            for name in self._deleting:
+                if name in known or name in self._requested:
+                    where = "in the cluster" if name in known else "asked for"
+                    raise InvalidInputError(f"node {shown(name)} is also {where} "
+                                            "(the store is damaged)")
+        with _reading_part("revocations"):
+            self._revocations = _map_part(parts, "revocations", _seconds, "seconds")
+            _all_known(self._revocations, known, "revocations")
+        with _reading_part("values"):
+            self._values = _map_part(parts, "values", lambda value: True, "values")
+            for name, value in self._values.items():
+                self._values[name] = from_json_quantity(value, f"node {shown(name)}",
+                                                        decimal_strings=True)
+                if not 0 <= self._values[name] <= 1:
+                    raise InvalidInputError(f"node {shown(name)}: expected a value from 0 "
+                                            f"to 1, got {shown(value)}")
+        with _reading_part("marks"):
+            marks = _map_part(parts, "marks", _time_or_none, "times")
+            if set(marks) != {"add", "delete"}:
+                raise InvalidInputError("expected the times of add and delete")
+            self._marks = marks
+        with _reading_part("serial"):
+            self._serial = _map_part(parts, "serial", _serial_number, "whole numbers")
         # (what no change of the manager's can leave behind: a workload
-        # twice in the queue or both queued and placed, a node both asked
-        # for and in the cluster; the next cycle would fail on it)
+        # twice in the queue or both queued and placed; the next cycle
+        # would fail on it)
         placed = self._distributor.assignments
         queued: Dict[str, None] = {}
         for load in self._pending:
@@ -725,11 +762,6 @@ class ElasticManager:
                 raise InvalidInputError(f"part 'pending': workload {shown(load.name)} is "
                                         f"also {where} (the store is damaged)")
             queued[load.name] = None
-        known = {node.name for node in self._distributor.nodes}
-        for name in self._requested:
-            if name in known:
-                raise InvalidInputError(f"part 'requested': node {shown(name)} is also in "
-                                        "the cluster (the store is damaged)")
 
     def _commit(self) -> None:
         parts = self._parts()
@@ -780,6 +812,30 @@ def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, A
                                         f"number of seconds, at least 0, got {seconds!r}")
         entries.append((name, dict(item), seconds))
     return entries
+
+
+@contextlib.contextmanager
+def _reading_part(part: str) -> Iterator[None]:
+    """Name ``part`` in the message of whatever reading it raises (the
+    store is damaged, or was edited by hand)."""
+    try:
+        yield
+    except LighthouseException as error:
+        message = str(error)
+        if message.startswith("part "):
+            raise
+        raise InvalidInputError(f"part {part!r}: {message}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as error:
+        raise InvalidInputError(f"part {part!r}: damaged: {type(error).__name__}: "
+                                f"{error}") from None
+
+
+def _all_known(names: Iterable[str], known: Iterable[str], part: str) -> None:
+    """Refuse a name of ``names`` that is not a node of the cluster."""
+    strangers = [name for name in names if name not in known]
+    if strangers:
+        raise InvalidInputError(f"part {part!r}: node {shown(strangers[0])} is not in "
+                                "the cluster (the store is damaged)")
 
 
 def _names_part(parts: Mapping[str, Any], part: str) -> List[str]:

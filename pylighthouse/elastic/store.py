@@ -114,10 +114,11 @@ class Store:
         for part, body in rows:
             try:
                 parts[part] = json.loads(body)
-            except (TypeError, ValueError) as error:
+            except (TypeError, ValueError, RecursionError) as error:
                 raise InvalidInputError(
                     f"store {self.path}: part {part!r}: not JSON ({error})") from None
-        if parts and parts.get("format") != STORE_FORMAT:
+        if parts and (type(parts.get("format")) is not int
+                      or parts.get("format") != STORE_FORMAT):
             raise InvalidInputError(
                 f"store {self.path}: format: expected {STORE_FORMAT}, got {parts.get('format')!r}")
         return parts
