@@ -711,6 +711,61 @@ def test_a_name_given_back_is_not_handed_out_again_in_the_same_cycle():
     assert report.requested == ["vm-8"]
 
 
+def test_the_manager_refuses_bad_arguments_by_name(tmp_path):
+    # (each raised a bare TypeError, ran a cycle too many, or took a limit
+    # the static nodes already break)
+    manager, _ = make()
+    for cycles in ["3", 2.5, -1, True]:
+        with pytest.raises(InvalidInputError, match="cycles: expected a whole number"):
+            manager.manage(cycles)
+    for period in ["1", -1.0, float("nan"), float("inf")]:
+        with pytest.raises(InvalidInputError, match="period: expected a number of seconds"):
+            manager.manage(1, period)
+    with pytest.raises(InvalidTypeError, match="finish: expected a workload name or a list "
+                                               "of names, got bytes"):
+        manager.finish(b"a")
+    with pytest.raises(InvalidTypeError, match="store: expected a file path, got int"):
+        make(store=3)
+    with pytest.raises(InvalidInputError, match="max_nodes: must be at least the 2 nodes the "
+                                                "distributor holds"):
+        make(PrioritizedDistributor([{"name": "s1"}, {"name": "s2"}]), max_nodes=1,
+             store=str(tmp_path / "m.db"))
+    assert not (tmp_path / "m.db").exists()  # (refused before a store is made)
+
+
+def test_stop_before_manage_makes_it_return_before_its_first_cycle():
+    # (manage cleared the request as it began: a stop() sent just before
+    # it started was lost, and the loop ran on)
+    manager, _ = make()
+    manager.stop()
+    assert manager.manage(5, period=0) == 0
+    assert manager.manage(2, period=0) == 2  # (the request was used up)
+
+
+def test_a_provider_that_cannot_start_is_named(tmp_path, capsys):
+    # (a factory raising ValueError, or a provider's state file that is not
+    # JSON, ended in a traceback with exit status 1)
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"templates": [VM], "provider": "json:loads",
+                                  "provider_options": {"s": "{"}}))
+    assert main(["manage", str(config), "--cycles", "1"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"pylighthouse: {config}: config: provider: json:loads failed: JSONDecodeError: ")
+    state = tmp_path / "provider.json"
+    state.write_text("{oops")
+    with pytest.raises(InvalidInputError, match=f"provider state {state}: cannot be read "
+                                                "\\(JSONDecodeError"):
+        SimulatedProvider(path=str(state))
+    state.write_text('{"created": 1, "deleted": [], "revoked": [], "nodes": {}}')
+    with pytest.raises(InvalidInputError, match="wrong shape"):
+        SimulatedProvider(path=str(state))
+    store = tmp_path / "m.db"
+    store.write_bytes(b"")
+    (tmp_path / "m.db.provider.json").write_text("{oops")
+    assert main(["manage", str(DEMO), "--simulate", "--store", str(store)]) == 2
+    assert "provider state" in capsys.readouterr().err
+
+
 def test_a_closed_manager_refuses_changes(tmp_path):
     # (it went on working, saving nothing, while another manager could
     # open the store)
@@ -804,6 +859,8 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         proxy = xmlrpc.client.ServerProxy(f"http://{host}:{port}/")
         assert proxy.GetVersion({}) == {"code": 0, "value": manager.get_version(),
                                         "output": ""}
+        # (without its struct: it answered "cannot marshal None")
+        assert proxy.GetVersion() == proxy.GetVersion({})
         answer = proxy.NotifyDeletePending({"nodelist": [{"node_id": "vm-1",
                                                           "max_wait_time": 0}]})
         assert answer == {"code": 0, "value": [{"node_id": "vm-1", "max_wait_time": 0}],

@@ -201,6 +201,9 @@ def _provider(config: Dict[str, Any]) -> Provider:
     except TypeError as error:  # (options it does not take, or a value of the wrong type)
         raise InvalidInputError(f"config: provider_options: {spec} refused them: "
                                 f"{error}") from None
+    except Exception as error:  # (the factory's own: a value it refuses, a cloud not there)
+        raise InvalidInputError(f"config: provider: {spec} failed: "
+                                f"{type(error).__name__}: {error}") from None
     return provider
 
 

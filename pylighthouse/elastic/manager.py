@@ -116,22 +116,23 @@ class ElasticManager:
         _check_provider(provider)
         config = {"templates": [_template_json(item) for item in accept_templates(templates)],
                   **_limits(min_nodes, max_nodes, enable_delete, intervals)}
+        snapshot = distributor.to_dict()
+        static = len(snapshot["nodes"])
+        if config["max_nodes"] is not None and config["max_nodes"] < static:
+            raise InvalidInputError(
+                f"max_nodes: must be at least the {static} node{'s' if static > 1 else ''} "
+                f"the distributor holds (static nodes count), got {config['max_nodes']}")
+        parts = {"config": config, "distributor": snapshot,
+                 "static": [node["name"] for node in snapshot["nodes"]],
+                 "pending": [], "requested": [], "deleting": [], "revocations": {},
+                 "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
         store_ = Store(store)
         try:
             if store_.load():
                 raise InvalidInputError(
                     f"store {store}: already holds a manager; resume it with ElasticManager.open")
-        except BaseException:
-            store_.close()
-            raise
-        snapshot = distributor.to_dict()
-        parts = {"config": config, "distributor": snapshot,
-                 "static": [node["name"] for node in snapshot["nodes"]],
-                 "pending": [], "requested": [], "deleting": [], "revocations": {},
-                 "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
-        self._setup(provider, store_, clock)
-        self._apply(parts)
-        try:
+            self._setup(provider, store_, clock)
+            self._apply(parts)
             self._commit()
         except BaseException:
             store_.close()
@@ -292,7 +293,7 @@ class ElasticManager:
             DuplicateNameError: a name is given twice. Nothing changes when
                 anything is raised.
         """
-        if not isinstance(names, str) and (isinstance(names, MappingABC)
+        if not isinstance(names, str) and (isinstance(names, (MappingABC, bytes, bytearray))
                                            or not isinstance(names, Iterable)):
             raise InvalidTypeError(f"finish: expected a workload name or a list of names, "
                                    f"got {type(names).__name__}")
@@ -350,19 +351,32 @@ class ElasticManager:
 
         ``period`` defaults to the shorter interval, from 1 to 60 seconds.
         """
+        if cycles is not None and (isinstance(cycles, bool) or not isinstance(cycles, int)
+                                   or cycles < 0):
+            raise InvalidInputError(f"cycles: expected a whole number, at least 0, "
+                                    f"got {shown(cycles)}")
         if period is None:
             period = max(1.0, min(60.0, *self._config["intervals"].values()))
-        self._stop.clear()
+        elif isinstance(period, bool) or not isinstance(period, (int, float)) \
+                or not 0 <= period < math.inf:
+            raise InvalidInputError(f"period: expected a number of seconds, at least 0, "
+                                    f"got {shown(period)}")
         done = 0
-        while cycles is None or done < cycles:
-            self.manage_once()
-            done += 1
-            if (cycles is not None and done >= cycles) or self._stop.wait(period):
-                break
+        try:
+            while cycles is None or done < cycles:
+                if self._stop.is_set():  # (asked before this call began, or between cycles)
+                    break
+                self.manage_once()
+                done += 1
+                if (cycles is not None and done >= cycles) or self._stop.wait(period):
+                    break
+        finally:
+            self._stop.clear()  # (the request is used up: the next call runs)
         return done
 
     def stop(self) -> None:
-        """Make :meth:`manage` return after its current cycle."""
+        """Make :meth:`manage` return after its current cycle (or, called
+        before :meth:`manage` starts, before its first)."""
         self._stop.set()
 
     def close(self) -> None:

@@ -68,7 +68,8 @@ class SimulatedProvider:
 
     Raises:
         InvalidInputError, InvalidTypeError: a negative ``ready_after`` or
-            ``capacity``, or names in ``fail`` that are not strings.
+            ``capacity``, names in ``fail`` that are not strings, or a
+            ``path`` whose file cannot be read as a provider's state.
 
     Cost: O(held nodes) a poll; with ``path``, a file write a change.
     """
@@ -93,10 +94,19 @@ class SimulatedProvider:
         self._nodes: Dict[str, Dict[str, Any]] = {}
         self._faults: Dict[str, int] = {}
         if path is not None and os.path.exists(path):
-            with open(path, encoding="utf-8") as handle:
-                saved = json.load(handle)
-            self.created, self.deleted = saved["created"], saved["deleted"]
-            self.revoked, self._nodes = saved["revoked"], saved["nodes"]
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    saved = json.load(handle)
+                created, deleted = saved["created"], saved["deleted"]
+                revoked, held = saved["revoked"], saved["nodes"]
+                if not all(isinstance(part, list) for part in (created, deleted, revoked)) \
+                        or not isinstance(held, dict):
+                    raise ValueError("a part has the wrong shape")
+            except (OSError, ValueError, TypeError, KeyError, RecursionError) as error:
+                raise InvalidInputError(f"provider state {path}: cannot be read "
+                                        f"({type(error).__name__}: {error})") from None
+            self.created, self.deleted, self.revoked, self._nodes = \
+                created, deleted, revoked, held
 
     # ------------------------------------------------------------ protocol
 

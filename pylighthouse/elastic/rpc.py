@@ -87,6 +87,8 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
                                           "arguments")
         if name != "GetVersion" and not isinstance(params, dict):
             return _response(BADARGS, "", f"{name}: expected a struct with 'nodelist'")
+        if params is None:  # (GetVersion called without its struct: nothing to echo)
+            params = {}
         try:
             # (the answers echo the entries given: what XML-RPC cannot carry
             # back, a nil or an integer past 32 bits, is refused before

@@ -1,10 +1,11 @@
 """The elastic manager's durable state: one SQLite file, one transaction a change."""
 import json
+import os
 import pathlib
 import sqlite3
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..errors import InvalidInputError, LighthouseException
+from ..errors import InvalidInputError, InvalidTypeError, LighthouseException
 
 __all__ = ["Store", "StoreError"]
 
@@ -56,6 +57,8 @@ class Store:
         self._db: Optional[sqlite3.Connection] = None
         if path is None:
             return
+        if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+            raise InvalidTypeError(f"store: expected a file path, got {type(path).__name__}")
         mode = "rwc" if create else "rw"
         try:
             target = pathlib.Path(path).absolute().as_uri() + f"?mode={mode}"
