@@ -212,7 +212,9 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
         search = _Search(distributor, order, shapes)
         found.append((search, search.best(limit)))
     # min keeps the first of equal ranks: on a tie, the caller's order.
-    search, mix = min(found, key=lambda pair: pair[0].rank(pair[1]))
+    # (Across orders every workload left waiting counts: the ones a search
+    # set aside as no template's differ from one order to the other.)
+    search, mix = min(found, key=lambda pair: pair[0].rank(pair[1], every=True))
     final, result = search.run(mix)
     assignments = {name: node for name, node in result.items() if node is not None}
     unplaceable = {}
@@ -334,8 +336,14 @@ class _Search:
     def cost(self, mix: Sequence[int]) -> Decimal:
         return sum((self.templates[index].cost for index in mix), ZERO)
 
-    def rank(self, mix: Sequence[int]) -> Tuple[int, int, Decimal]:
-        """Better plans rank lower: fewer left pending, fewer nodes, lower cost."""
+    def rank(self, mix: Sequence[int], every: bool = False) -> Tuple[int, int, Decimal]:
+        """Better plans rank lower: fewer left pending, fewer nodes, lower
+        cost. Pending counts the hostable workloads left waiting; with
+        ``every``, all of them (to compare the plans of two searches)."""
+        if every:
+            _, result = self.run(mix)
+            waiting = sum(1 for node in result.values() if node is None)
+            return waiting, len(mix), self.cost(mix)
         return self.missing(mix), len(mix), self.cost(mix)
 
     def hosts(self, index: int, load: Workload) -> bool:
@@ -389,15 +397,22 @@ class _Search:
             _, result = self.run(mix)
             left = [load for load in self.loads
                     if result[load.name] is None and load.name not in self.homeless]
-            if not left:
+            index = pick(left) if left else None
+            if index is None:  # (nothing waiting that a new node could take)
                 break
-            mix += (pick(left),)
+            mix += (index,)
         return mix
 
-    def first_host(self, left: List[Workload]) -> int:
-        """The first template that can host the first workload still waiting."""
-        return next(index for index in range(len(self.templates))
-                    if self.hosts(index, left[0]))
+    def first_host(self, left: List[Workload]) -> Optional[int]:
+        """The first template that can host the first workload still waiting
+        that some template can host (``None`` if none can: a workload that
+        an existing node took without new nodes may wait with them, and no
+        template have what it asks)."""
+        for load in left:
+            for index in range(len(self.templates)):
+                if self.hosts(index, load):
+                    return index
+        return None
 
     def most_taken(self, left: List[Workload]) -> int:
         """The template one empty node of which takes the most waiting workloads

@@ -26,24 +26,34 @@ def make(strategy, nodes=()):
 
 
 @st.composite
-def loads(draw, prefix, max_size, homeless=False):
-    """Workload dicts named <prefix>-1...; with ``homeless``, some need a gpu."""
+def loads(draw, prefix, max_size, homeless=False, tags=False):
+    """Workload dicts named <prefix>-1...; with ``homeless``, some need a
+    gpu; with ``tags``, some ask for the tag ``ssd``, which only existing
+    nodes may have (see :func:`clusters`)."""
     specs = []
     for number in range(1, draw(st.integers(0, max_size)) + 1):
         requirements = {"cpu": draw(QUANTITIES), "mem": draw(QUANTITIES)}
         if homeless and draw(st.integers(0, 5)) == 0:
             requirements["gpu"] = 1
+        if tags and draw(st.integers(0, 3)) == 0:
+            requirements["ssd"] = 0
         specs.append({"name": f"{prefix}-{number}", "requirements": requirements,
                       "aversion_groups": draw(st.sets(st.sampled_from("ab"), max_size=1))})
     return specs
 
 
 @st.composite
-def clusters(draw, cordons=True):
-    """A distributor of any strategy with a few nodes, some work placed, some nodes cordoned."""
+def clusters(draw, cordons=True, tags=False):
+    """A distributor of any strategy with a few nodes, some work placed, some
+    nodes cordoned; with ``tags``, some nodes bear the tag ``ssd``, which no
+    template has."""
+    def resources():
+        made = {"cpu": draw(st.integers(1, 8)), "mem": draw(st.integers(1, 8))}
+        if tags and draw(st.booleans()):
+            made["ssd"] = 0
+        return made
     distributor = make(draw(st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])), [
-        Node(f"node-{number}", {"cpu": draw(st.integers(1, 8)), "mem": draw(st.integers(1, 8))})
-        for number in range(1, draw(st.integers(0, 5)) + 1)])
+        Node(f"node-{number}", resources()) for number in range(1, draw(st.integers(0, 5)) + 1)])
     distributor.attempt_assign_loads(draw(loads("placed", 10)))
     for node in distributor.nodes:
         if cordons and draw(st.integers(0, 4)) == 0:
@@ -309,6 +319,47 @@ def test_choosing_the_order_never_makes_a_plan_worse(distributor, pending, templ
     else:
         assert distributor.strategy != "BinPack"
         assert rank(plan) < rank(given)
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters(tags=True), loads("pending", 8, homeless=True, tags=True), TEMPLATES,
+       st.none() | st.integers(0, 3))
+def test_plans_hold_where_only_existing_nodes_bear_a_tag(distributor, pending, templates, cap):
+    # (a workload an existing node takes without new nodes may wait with
+    # them, and no template have its tag: the search raised StopIteration;
+    # and the two orders set such workloads aside differently, so a plan
+    # leaving one waiting could beat a plan that placed everything)
+    before = distributor.to_dict()
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    given = in_callers_order(distributor, pending, templates, max_new_nodes=cap)
+    assert distributor.to_dict() == before
+    assert (len(plan.unplaceable), len(plan.new_nodes), plan.cost) <= \
+        (len(given.unplaceable), len(given.new_nodes), given.cost)
+    result = apply_scale_up(distributor, plan, pending)
+    assert {name: node for name, node in result.items() if node} == plan.assignments
+    assert set(plan.unplaceable) == {name for name, node in result.items() if node is None}
+
+
+def test_the_plans_found_where_a_tag_is_on_existing_nodes_only():
+    # (the two cases the test above found first)
+    cluster = PrioritizedDistributor([{"name": "n0", "resources": {"cpu": 2, "ssd": 0}}])
+    cluster.attempt_assign_loads([{"name": "y", "requirements": {"cpu": 0},
+                                   "aversion_groups": ["g"]}])
+    pending = [{"name": "w0", "requirements": {"cpu": 1}, "aversion_groups": ["g"]},
+               {"name": "w1", "requirements": {"cpu": 2}},
+               {"name": "w2", "requirements": {"cpu": 1, "ssd": 0}},
+               {"name": "w3", "requirements": {"cpu": 1}}]
+    plan = plan_scale_up(cluster, pending, [{"name": "t", "resources": {"cpu": 2}},
+                                            {"name": "u", "resources": {"cpu": 4}}])
+    assert [node.name for node in plan.new_nodes] == ["u-1"]
+    assert list(plan.unplaceable) == ["w2"]
+    cluster = RoundRobinDistributor([{"name": "n0", "resources": {"cpu": 3, "ssd": 0}}])
+    pending = [{"name": "w0", "requirements": {"cpu": 1, "ssd": 0}},
+               {"name": "w1", "requirements": {"cpu": 1}},
+               {"name": "w2", "requirements": {"cpu": 2}},
+               {"name": "w3", "requirements": {"cpu": 1, "ssd": 0}}]
+    plan = plan_scale_up(cluster, pending, {"name": "t", "resources": {"cpu": 2}})
+    assert (len(plan.new_nodes), plan.unplaceable) == (2, {})  # (before: 1 node, w3 waiting)
 
 
 @settings(max_examples=200, deadline=None)
