@@ -160,7 +160,8 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
             raise InvalidInputError(f"{where}: must be finite, got {shown(value)}")
     elif not quantity:
         quantity = ZERO  # 0E-999999999 would make every sum it meets that long
-    elif quantity.adjusted() > MAX_EXPONENT \
+    elif quantity.adjusted() >= MAX_EXPONENT and (quantity.adjusted() > MAX_EXPONENT
+                                                  or quantity.copy_abs() > _HIGHEST) \
             or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:  # finite here: an int
         raise _out_of_range(value, where)
     if kind is int or kind is float:  # (both float zeros are ZERO: one key)
@@ -168,6 +169,8 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     return quantity
 
 
+#: The largest magnitude of a finite quantity.
+_HIGHEST = Decimal(f"1e{MAX_EXPONENT}")
 #: Integers longer than this (in bits) are out of range whatever they hold.
 _MAX_BITS = 4 * MAX_EXPONENT
 #: Floats whose magnitude lies between these are in range (at most 17

@@ -533,6 +533,9 @@ def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: int,
     application = make_app(max_body_bytes, limits=limits)
     httpd = module.create_server(application, host=host, port=port,
                                  channel_timeout=timeout, connection_limit=max_connections,
+                                 # (how often silent channels are looked for:
+                                 # 30 s by default, whatever the timeout)
+                                 cleanup_interval=max(1, min(30, math.ceil(timeout / 2))),
                                  max_request_body_size=max_body_bytes, backlog=1024,
                                  clear_untrusted_proxy_headers=True)
     _json_refusals(httpd)

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -280,6 +281,22 @@ def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
         status, headers, body = exchange(port, b"GARBAGE\r\n\r\n")
         assert (status, headers["content-type"]) == (400, "application/json")
         assert json.loads(body)["error"]
+    finally:
+        stop(process)
+
+
+def test_waitress_drops_a_stalled_body_after_its_timeout_not_its_sweep():
+    # (waitress looked for silent connections every 30 s whatever --timeout
+    # said: a stalled body held its connection 30 s with --timeout 1)
+    pytest.importorskip("waitress")
+    process, banner = serving("--server", "waitress", "--timeout", "1")
+    try:
+        port = healthy_port(banner)
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as client:
+            client.sendall(b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\n"
+                           b"Content-Length: 100\r\n\r\n{")
+            client.settimeout(20)  # (well under the 30 s sweep)
+            assert client.recv(100) == b""  # (dropped, unanswered)
     finally:
         stop(process)
 

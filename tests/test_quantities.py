@@ -141,3 +141,15 @@ def test_floats_of_equal_decimals_of_other_exponents_and_a_full_table():
         floats_of({"n": Decimal(number) / 7})
     assert len(quantities._FLOATS) <= quantities._MADE_LIMIT
     assert floats_of({"x": Decimal(10) / 7}) == {"x": float(Decimal(10) / 7)}
+
+
+def test_the_range_ends_at_1e300_exactly():
+    # (the check looked at the exponent only: 9.99e300 and 5 * 10**300 were
+    # taken, where the documentation gives 1e300 as the largest magnitude)
+    for inside in [1e300, -1e300, 10 ** 300, -(10 ** 300), Decimal("1E+300"), 1e-300,
+                   Decimal("9.999E+299")]:
+        assert to_quantity(inside, "q").copy_abs() <= Decimal("1e300")
+    for outside in [9.99e300, -1.5e300, 10 ** 300 + 1, 5 * 10 ** 300,
+                    Decimal("1.0000000000000000000000000000001E+300"), 9.99e-301]:
+        with pytest.raises(InvalidInputError, match="out of range|digits is"):
+            to_quantity(outside, "q")
