@@ -60,9 +60,9 @@ def test_near_ties_are_settled_exactly():
 def test_shares_beyond_the_floats_range_are_ranked_exactly():
     scale = {"cpu": Fraction(Decimal("1E-300")), "mem": Fraction(Decimal("1E-299"))}
     workloads = [lighthouse.Workload(name, requirements) for name, requirements in [
-        ("a", {"cpu": Decimal("2E+299")}),   # 2e599
-        ("b", {"mem": Decimal("1E+300")}),   # 1e599
+        ("a", {"cpu": Decimal("2E+298")}),   # 2e598
+        ("b", {"mem": Decimal("1E+299")}),   # 1e598
         ("c", {"cpu": Decimal("-1E+300")}),  # -1e600
-        ("d", {"mem": Decimal("2E+300")}),   # 2e599, as a
+        ("d", {"mem": Decimal("2E+299")}),   # 2e598, as a
         ("e", {"cpu": Decimal(1)})]]         # 1e300
     assert share_ranks(workloads, scale) == exact_ranks(workloads, scale) == [3, 2, 0, 3, 1]

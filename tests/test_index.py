@@ -714,7 +714,7 @@ def test_quantities_at_the_edges_of_float_range_decide_like_the_reference():
     decision."""
     # (Quantities lie within 1e-300 and 1e300 in magnitude: the ends of that
     # range, and neighbours of 1 that floats cannot tell apart.)
-    edges = ["1e300", "-1e300", "9.99999999999999999999e300", "1e-300", "-1e-300", "0", "1",
+    edges = ["1e300", "-1e300", "9.99999999999999999999e299", "1e-300", "-1e-300", "0", "1",
              "1.00000000000000000001", "0.99999999999999999999"]
     values = [Decimal(value) for value in edges]  # (the reference cannot mix them with inf)
     workloads = [[{"name": "w", "requirements": {"cpu": value}}] for value in values] + \
