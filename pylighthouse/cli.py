@@ -176,7 +176,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve", help="serve POST /assign-workloads over HTTP",
         description="Serve the HTTP endpoint until interrupted: with waitress when it is "
-                    "installed (pip install pylighthouse[serve]), else with the standard "
+                    "installed (pip install waitress, or the serve extra), else with the standard "
                     "library's threading wsgiref server. Requests over a limit get 413.",
         epilog="examples:\n  pylighthouse serve\n"
                "  pylighthouse serve --host 0.0.0.0 --port 8080 --max-work 5000000 "

@@ -271,6 +271,9 @@ def _single_or_many(names: Any, what: str) -> List[Any]:
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+#: A distributor class's own type, for the constructors that return one
+#: (``RoundRobinDistributor.from_list(...)`` is typed as a RoundRobin one).
+_Self = TypeVar("_Self", bound="Distributor")
 _current, _use = decimal.getcontext, use_context
 
 
@@ -420,8 +423,9 @@ class Distributor:
             self._join(self._accept_nodes(nodes))
 
     @classmethod
-    def from_list(cls, nodes: Iterable[NodeLike]) -> "Distributor":
-        """Return a distributor over ``nodes`` (Node objects or dicts), in order.
+    def from_list(cls: Type[_Self], nodes: Iterable[NodeLike]) -> _Self:
+        """Return a distributor of the class it is called on over ``nodes``
+        (Node objects or dicts), in order.
 
         Cost: O(N x R log N), amortised.
         """
@@ -788,7 +792,7 @@ class Distributor:
 
     @classmethod
     @paused()
-    def from_dict(cls, snapshot: Mapping[str, Any]) -> "Distributor":
+    def from_dict(cls: Type[_Self], snapshot: Mapping[str, Any]) -> _Self:
         """Rebuild the distributor a :meth:`to_dict` snapshot describes.
 
         Called on :class:`Distributor`, returns the snapshot's strategy class;
@@ -852,7 +856,7 @@ class Distributor:
                             f"{where}.workload: workload {shown(workload.name)} requires "
                             f"{shown(key)}, which node {shown(node_name)} does not have")
                 distributor._put(workload, slot)
-        return distributor
+        return cast(_Self, distributor)  # (the class asked for, or the snapshot's)
 
     # ------------------------------------------------------------- copies
 
@@ -861,11 +865,11 @@ class Distributor:
         # anew, whatever the index keeps inside.
         return (_from_snapshot, (type(self), self.to_dict()))
 
-    def __copy__(self) -> "Distributor":
-        return _from_snapshot(type(self), self.to_dict())
+    def __copy__(self: _Self) -> _Self:
+        return cast(_Self, _from_snapshot(type(self), self.to_dict()))
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "Distributor":
-        return _from_snapshot(type(self), self.to_dict())
+    def __deepcopy__(self: _Self, memo: Dict[int, Any]) -> _Self:
+        return cast(_Self, _from_snapshot(type(self), self.to_dict()))
 
     # ------------------------------------------------------ strategy hooks
 

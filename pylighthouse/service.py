@@ -493,7 +493,8 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
     """Serve the application until interrupted (Ctrl-C), logging requests to stderr.
 
     ``server``: ``"waitress"``, ``"wsgiref"`` or ``"auto"`` (waitress when
-    it is installed, ``pip install pylighthouse[serve]``, else wsgiref).
+    it is installed: ``pip install waitress``, or the ``serve`` extra; else
+    wsgiref).
     Either server drops a client silent for ``timeout`` seconds (finite,
     above zero) and serves at most ``max_connections`` (one or more) at
     once.
@@ -511,8 +512,9 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
             waitress = importlib.import_module("waitress.server")  # the optional extra
         except ImportError:
             if server == "waitress":
-                raise ValueError("server: waitress is not installed "
-                                 "(pip install pylighthouse[serve])") from None
+                raise ValueError("server: waitress is not installed (pip install "
+                                 "waitress, or install pylighthouse with its serve "
+                                 "extra)") from None
         else:
             _serve_waitress(waitress, host, port, max_body_bytes, limits, timeout,
                             max_connections)

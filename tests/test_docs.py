@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import pylighthouse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,3 +72,37 @@ def test_the_performance_tables_are_those_of_the_published_rows():
     assert page.answers(rows) in text
     other = [dict(row, per_s=row["per_s"] * 2) for row in rows]
     assert page.speeds(other) not in text
+
+
+USER_CODE = '''
+import copy
+from typing import Dict, Optional
+
+import pylighthouse as lighthouse
+
+nodes = [{"name": "n1", "resources": {"cpu": 4}}, {"name": "n2", "resources": {"cpu": 2}}]
+round_robin = lighthouse.RoundRobinDistributor.from_list(nodes)
+placed: Dict[str, Optional[str]] = round_robin.attempt_assign_loads(
+    [{"name": "w", "requirements": {"cpu": 1}}])
+cursor: int = round_robin.cursor
+again = lighthouse.RoundRobinDistributor.from_dict(round_robin.to_dict())
+print(again.cursor, copy.copy(again).cursor, copy.deepcopy(again).cursor)
+packer = lighthouse.BinPackDistributor.from_dict(
+    lighthouse.BinPackDistributor.from_list({"cpu": 1}, nodes).to_dict())
+print(packer.rubric, lighthouse.Distributor.from_dict(packer.to_dict()).strategy, placed,
+      cursor)
+'''
+
+
+def test_user_code_keeps_the_strategy_class_through_the_constructors(tmp_path):
+    # (from_list, from_dict and copies were typed as the base Distributor:
+    # the usage guide's round_robin.cursor failed mypy --strict)
+    api = pytest.importorskip("mypy.api")
+    script = tmp_path / "user.py"
+    script.write_text(USER_CODE)
+    out, err, status = api.run(["--strict", "--no-incremental", "--config-file", "",
+                                str(script)])
+    assert status == 0, out + err
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
