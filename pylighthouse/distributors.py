@@ -1488,7 +1488,9 @@ def distributor_class(name: str) -> Type[Distributor]:
         InvalidInputError: no strategy has that name; the message lists them.
     """
     for strategy, cls in Distributor._strategies.items():
-        if isinstance(name, str) and strategy.lower() == name.lower():
+        # (ASCII letters only: str.lower maps the Kelvin sign to "k", which
+        # the schema's pattern does not)
+        if isinstance(name, str) and name.isascii() and strategy.lower() == name.lower():
             return cls
     raise InvalidInputError(
         f"strategy: unknown strategy {shown(name)} "

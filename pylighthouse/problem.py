@@ -120,7 +120,9 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
 
     Cost: linear in the length of the text.
     """
-    if isinstance(text, (bytes, bytearray, memoryview)):
+    if isinstance(text, str) and text.startswith("\ufeff"):
+        text = text[1:]  # (a byte order mark, as "utf-8-sig" drops from bytes)
+    elif isinstance(text, (bytes, bytearray, memoryview)):
         try:
             text = bytes(text).decode("utf-8-sig")
         except UnicodeDecodeError as error:
@@ -654,7 +656,7 @@ class _Reader:
             self.fail(InvalidTypeError, "partial",
                       f"expected true or false, got {_describe(partial)}")
         if "$schema" in fields and not isinstance(fields["$schema"], str):
-            self.fail(InvalidTypeError, "$schema",
+            self.fail(InvalidTypeError, '["$schema"]',  # (as json_path writes the key)
                       f"expected a string (a URI), got {_describe(fields['$schema'])}")
         self.unique("node")
         self.unique("workload")

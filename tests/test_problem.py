@@ -200,7 +200,12 @@ BAD = [
     (lambda data: data.pop("workloads"), InvalidInputError, "workloads: missing field"),
     (_set(("partial",), "yes"), InvalidTypeError, 'partial: expected true or false, got "yes"'),
     (_set(("partial",), None), InvalidTypeError, "partial: expected true or false, got null"),
-    (_set(("$schema",), 5), InvalidTypeError, "$schema: expected a string (a URI), got 5"),
+    # (a key that is not a plain name is written in brackets, as elsewhere)
+    (_set(("$schema",), 5), InvalidTypeError, '["$schema"]: expected a string (a URI), got 5'),
+    # (the Kelvin sign lowers to "k": the schema's pattern refuses it, and
+    # the reader took it for BinPack)
+    (_set(("strategy",), "BinPac\u212a"), InvalidInputError,
+     'strategy: unknown strategy "BinPac\\u212a"'),
     (_set(("colour",), "blue"), InvalidInputError, "colour: unknown field"),
     # (a long name is cut in the path: a message stays short whatever the
     # request holds)
@@ -253,6 +258,14 @@ def test_each_mistake_is_named_by_its_json_path(change, kind, message):
     # or how large a number may be: everything else it refuses too.
     beyond_schema = ("already used by", "disagrees", "out of range")
     assert not VALIDATOR.is_valid(data) or any(words in message for words in beyond_schema)
+
+
+def test_a_byte_order_mark_is_read_past_in_text_as_in_bytes():
+    # (bytes were decoded as "utf-8-sig"; the same document as str was
+    # refused, "Unexpected UTF-8 BOM")
+    text = '\ufeff{"nodes": [], "workloads": []}'
+    assert check_problem(text) == [] == check_problem(text.encode("utf-8"))
+    assert load_problem(text) == load_problem(text.encode("utf-8"))
 
 
 def test_the_problem_itself_must_be_an_object():
