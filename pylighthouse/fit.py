@@ -9,7 +9,7 @@ differential test holds it to :func:`check_fit`.
 from decimal import Decimal
 from itertools import repeat
 from operator import lt
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import attr
 
@@ -64,7 +64,8 @@ class Reason:
         return f"{self.resource} below zero and not tolerated"
 
 
-def check_fit(remaining: Mapping[str, Any], workload: Workload) -> Optional[Reason]:
+def check_fit(remaining: Mapping[str, Any],
+              workload: Union[Workload, Mapping[str, Any]]) -> Optional[Reason]:
     """Return ``None`` when ``workload`` fits a node with ``remaining`` resources,
     else the :class:`Reason` naming the first failing resource.
 
@@ -79,18 +80,23 @@ def check_fit(remaining: Mapping[str, Any], workload: Workload) -> Optional[Reas
     ``remaining`` as it comes): they are read as the
     distributors read them, a float ``0.3`` meaning 0.3, so the answer is
     the one a distributor gives. The reason's quantities are decimals.
+    ``workload`` may be a dict, read as
+    :meth:`Workload.from_dict <pylighthouse.Workload.from_dict>` reads it,
+    as the distributors take one.
 
     Raises:
-        InvalidTypeError: ``workload`` is not a :class:`Workload`, or
-            ``remaining`` is not a mapping of names to numbers.
+        InvalidTypeError: ``workload`` is neither a :class:`Workload` nor
+            a dict, or ``remaining`` is not a mapping of names to numbers.
         InvalidInputError: a quantity in ``remaining`` is not acceptable
             (NaN...), as for a node's resources.
 
     Cost: O(number of requirements + number of node resources).
     """
     if not isinstance(workload, Workload):
-        raise InvalidTypeError(f"check_fit: workload: expected a Workload, "
-                               f"got {type(workload).__name__}")
+        if not isinstance(workload, Mapping):
+            raise InvalidTypeError(f"check_fit: workload: expected a Workload or a dict, "
+                                   f"got {type(workload).__name__}")
+        workload = Workload.from_dict(workload)
     try:
         exact = set(map(type, remaining.values())) <= _EXACT_ONLY
     except (AttributeError, TypeError):

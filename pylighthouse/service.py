@@ -592,5 +592,5 @@ def _json_refusals(httpd: Any) -> None:
 
 def _banner(name: str, host: str, port: int) -> None:
     print(f"pylighthouse {__version__} serving on http://{host}:{port}/ with {name} "
-          f"(POST /assign-workloads, GET /health, GET /openapi.json)",
+          f"(POST /assign-workloads, GET /health, GET /openapi.json, GET /problem.schema.json)",
           file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 
 from pylighthouse import Node, PrioritizedDistributor, Workload
-from pylighthouse.errors import InvalidTypeError, LighthouseException
+from pylighthouse.errors import InvalidInputError, InvalidTypeError, LighthouseException
 from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit,
                               first_refusal, fits, takes)
 from reference import Load, Machine
@@ -143,5 +143,11 @@ def test_check_fit_reads_plain_numbers_exactly_and_names_bad_ones():
                          ({1: 2}, "check_fit: remaining keys must be non-empty strings")]:
         with pytest.raises(LighthouseException, match=re.escape(message)):
             check_fit(bad, needs)
-    with pytest.raises(InvalidTypeError, match="check_fit: workload: expected a Workload"):
-        check_fit({"cpu": 1}, {"name": "w"})
+    with pytest.raises(InvalidTypeError, match="check_fit: workload: expected a Workload "
+                                               "or a dict, got list"):
+        check_fit({"cpu": 1}, ["w"])
+    # (a dict, as the distributors take one: it was refused)
+    assert str(check_fit({"cpu": 1}, {"name": "w", "requirements": {"cpu": 2}})) == \
+        "insufficient cpu (needs 2, 1 left)"
+    with pytest.raises(InvalidInputError, match="workload 'w': unknown field 'bogus'"):
+        check_fit({"cpu": 1}, {"name": "w", "bogus": 1})
