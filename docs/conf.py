@@ -39,7 +39,9 @@ nitpicky = True
 # The type variable of the constructors that return their own class
 # (RoundRobinDistributor.from_list(...) is a RoundRobinDistributor): a
 # private name, documented by the methods' prose.
-nitpick_ignore = [("py:class", "pylighthouse.distributors._Self")]
+nitpick_ignore = [("py:class", "pylighthouse.distributors._Self"),
+                  ("py:class", "pylighthouse.distributors._BinPack"),
+                  ("py:class", "pylighthouse.bestfit._BestFit")]
 
 # Links into the Python documentation. The build must not need the network,
 # so the inventory is a short local list of the standard-library names these

@@ -14,7 +14,7 @@ from fractions import Fraction
 from itertools import chain
 from operator import itemgetter
 from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
-                    Sequence, Set, Tuple, Union)
+                    Sequence, Set, Tuple, Type, TypeVar, Union)
 
 from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
 from .errors import json_path
@@ -25,6 +25,9 @@ from .quantities import EXACT, INFINITY, ZERO, from_json_quantity, to_json_quant
 from .rubric import Rubric
 
 __all__ = ["BestFitDistributor", "RARE", "SHARES", "SLACK"]
+
+#: A BestFit class's own type (a subclass's from_list returns the subclass).
+_BestFit = TypeVar("_BestFit", bound="BestFitDistributor")
 
 #: The context in which BestFit's default score divides and adds shares:
 #: 28 significant digits (Python's default), rounding half to even. The
@@ -331,8 +334,8 @@ class BestFitDistributor(Distributor):
         super().__init__(nodes)
 
     @classmethod
-    def from_list(cls, nodes: Iterable[NodeLike],
-                  rubric: Optional[RubricLike] = None) -> "BestFitDistributor":
+    def from_list(cls: Type[_BestFit], nodes: Iterable[NodeLike],
+                  rubric: Optional[RubricLike] = None) -> _BestFit:
         """Return a BestFit distributor over ``nodes`` (scored with ``rubric``
         when one is given, else by shares of each node's capacity).
 

@@ -274,6 +274,7 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 #: A distributor class's own type, for the constructors that return one
 #: (``RoundRobinDistributor.from_list(...)`` is typed as a RoundRobin one).
 _Self = TypeVar("_Self", bound="Distributor")
+_BinPack = TypeVar("_BinPack", bound="BinPackDistributor")
 _current, _use = decimal.getcontext, use_context
 
 
@@ -1347,8 +1348,8 @@ class BinPackDistributor(Distributor):
 
     @classmethod
     def from_list(  # type: ignore[override]  # 0.2.0's call: the rubric comes first
-            cls, rubric: Union[Rubric, Mapping[str, Any]],
-            nodes: Iterable[NodeLike]) -> "BinPackDistributor":
+            cls: Type[_BinPack], rubric: Union[Rubric, Mapping[str, Any]],
+            nodes: Iterable[NodeLike]) -> _BinPack:
         """Return a distributor over ``nodes`` that scores with ``rubric``.
 
         Cost: O(N x R log N), amortised.

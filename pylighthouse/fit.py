@@ -15,7 +15,7 @@ import attr
 
 from .errors import InvalidTypeError, shown
 from .model import Workload
-from .quantities import ZERO, to_number, to_quantities
+from .quantities import ZERO, made_quantity, to_number
 
 __all__ = ["Reason", "check_fit", "fits", "MISSING", "INSUFFICIENT", "NOT_TOLERATED",
            "CORDONED"]
@@ -97,12 +97,14 @@ def check_fit(remaining: Mapping[str, Any],
             raise InvalidTypeError(f"check_fit: workload: expected a Workload or a dict, "
                                    f"got {type(workload).__name__}")
         workload = Workload.from_dict(workload)
-    try:
-        exact = set(map(type, remaining.values())) <= _EXACT_ONLY
-    except (AttributeError, TypeError):
-        exact = False
-    if not exact:  # plain numbers, read as the library reads a node's
-        remaining = to_quantities(remaining, "check_fit", "remaining", False, {})
+    if not isinstance(remaining, Mapping):
+        raise InvalidTypeError(f"check_fit: remaining: expected a mapping of resource "
+                               f"name to number, got {type(remaining).__name__}")
+    if not set(map(type, remaining.values())) <= _EXACT_ONLY:
+        # plain numbers, read as the library reads a node's (a node state's
+        # sums beyond the input range too)
+        remaining = {key: made_quantity(value, f"check_fit: remaining[{shown(key)}]")
+                     for key, value in remaining.items()}
     return reason_of(remaining, workload)
 
 

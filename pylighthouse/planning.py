@@ -21,7 +21,7 @@ from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import InvalidInputError, InvalidTypeError, LighthouseException, shown
 from .fit import reason_of
 from .model import Node, Workload, check_fields, check_name
-from .quantities import ZERO, exactly, to_number, to_quantity
+from .quantities import ZERO, exactly, made_quantity, to_number, to_quantity
 
 __all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
            "lower_bound"]
@@ -494,7 +494,9 @@ def _free_room(states: List[NodeState]) -> Dict[str, Any]:
 
 
 def _exact(number: Any) -> Fraction:
-    return Fraction(to_quantity(number, "quantity"))
+    """A finite number of a node state (made by the library: sums beyond
+    the input range included) as an exact fraction."""
+    return Fraction(made_quantity(number, "quantity"))
 
 
 def accept_templates(templates: Any) -> List[_Template]:

@@ -191,6 +191,23 @@ def _out_of_range(value: Any, where: str) -> InvalidInputError:
         f"{MAX_EXPONENT} decimal places)")
 
 
+def made_quantity(value: Any, where: str) -> Decimal:
+    """``value``, a number the library itself gave out (a node state's
+    ``remaining``, as :func:`to_number` makes it), as the exact decimal it
+    stands for: ints and Decimals as they are, floats through their
+    shortest text; anything else through :func:`to_quantity`. No range
+    check for the first three: a sum the library made may lie beyond the
+    range accepted as input (1e300 plus 1e300). O(1) for those."""
+    kind = type(value)
+    if kind is Decimal:
+        return value  # type: ignore[no-any-return]  # (checked by its type just above)
+    if kind is int:
+        return Decimal(value)
+    if kind is float and value == value:  # (NaN goes to to_quantity, which names it)
+        return _float_to_decimal(value)
+    return to_quantity(value, where)
+
+
 def _float_to_decimal(value: float) -> Decimal:
     """A float (a subclass's value too) as the decimal of its shortest repr."""
     if math.isnan(value):

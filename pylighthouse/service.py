@@ -19,6 +19,7 @@ between requests.
 import importlib
 import json
 import math
+import numbers
 import os
 import re
 import socket
@@ -26,6 +27,7 @@ import socketserver
 import sys
 import threading
 import traceback
+from decimal import Decimal
 from importlib.resources import files
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
@@ -78,10 +80,16 @@ def server_settings(timeout: Any, max_connections: Any,
     Raises:
         ValueError: naming the setting and the value refused.
     """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-            or not 0 < timeout < math.inf:
+    try:
+        seconds = float(timeout) if isinstance(timeout, (numbers.Real, Decimal)) \
+            and not isinstance(timeout, bool) else math.nan
+    except OverflowError:  # (an int too large for a float)
+        seconds = math.inf
+    if not 0 < seconds < math.inf:
         raise ValueError(f"{names[0]}: expected a finite number of seconds > 0, got {timeout!r}")
-    return float(timeout), _count(max_connections, names[1], least=1)
+    if isinstance(max_connections, numbers.Integral) and not isinstance(max_connections, bool):
+        max_connections = int(max_connections)  # (numpy's integers too)
+    return seconds, _count(max_connections, names[1], least=1)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)

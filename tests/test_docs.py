@@ -91,6 +91,19 @@ packer = lighthouse.BinPackDistributor.from_dict(
     lighthouse.BinPackDistributor.from_list({"cpu": 1}, nodes).to_dict())
 print(packer.rubric, lighthouse.Distributor.from_dict(packer.to_dict()).strategy, placed,
       cursor)
+
+
+class Tighter(lighthouse.BestFitDistributor):
+    def tightest(self) -> str:
+        return "tighter"
+
+
+class Packer(lighthouse.BinPackDistributor):
+    def packer(self) -> str:
+        return "packer"
+
+
+print(Tighter.from_list(nodes).tightest(), Packer.from_list({"cpu": 1}, nodes).packer())
 '''
 
 

@@ -9,6 +9,7 @@ import urllib.request
 import xmlrpc.client
 from decimal import Decimal
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -697,6 +698,63 @@ def test_a_store_that_cannot_be_written_fails_the_call_and_undoes_the_change(
     again.close()
 
 
+def test_a_store_failing_after_a_provider_call_leaves_what_the_store_holds(
+        tmp_path, monkeypatch):
+    # (scale-down saves "deleting" before telling the provider; if the save
+    # after the call failed, the manager went back to before the step and
+    # kept the node the provider had taken, placing work on it)
+    path = str(tmp_path / "manager.db")
+    provider = SimulatedProvider()
+    manager, _ = make(provider=provider, store=path, enable_delete=True,
+                      intervals={"add": 0, "delete": 0})
+    manager.submit([job("a")])
+    manager.manage_once()
+    manager.manage_once()
+    manager.finish(["a"])
+    assert manager.nodes == ("vm-1",)
+    real_run, real_delete = Store._run, provider.delete_nodes
+    deleted = []
+
+    def delete(names):
+        real_delete(names)
+        deleted.extend(names)
+
+    def run(self, sql):
+        if sql == "COMMIT" and deleted:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real_run(self, sql)
+    monkeypatch.setattr(provider, "delete_nodes", delete)
+    monkeypatch.setattr(Store, "_run", run)
+    with pytest.raises(StoreError):
+        manager.manage_once(force=True)
+    assert deleted == ["vm-1"]
+    assert manager.nodes == () and manager._parts()["deleting"] == ["vm-1"]
+    monkeypatch.setattr(Store, "_run", real_run)
+    assert manager.submit([job("b")]) == {"b": None}  # (not on the node given back)
+    manager.close()
+    assert ElasticManager.open(path, provider).pending == ("b",)
+
+
+def test_a_failed_create_leaves_no_store_file_behind(tmp_path, capsys):
+    # (a config the store could not take, max_nodes 1e5000, left a file that
+    # then refused the retry: "holds no manager"; a decimal that large was
+    # made an int, and one of 1e2000000 took minutes)
+    config = tmp_path / "c.json"
+    store = tmp_path / "s.db"
+    for huge in ["1e5000", "1e2000000"]:
+        config.write_text('{"templates": [{"name": "vm", "resources": {"cpu": 4}}], '
+                          '"max_nodes": ' + huge + ', "simulation": {"cycles": 1}}')
+        assert main(["manage", str(config), "--simulate", "--store", str(store)]) == 2
+        assert "max_nodes" in capsys.readouterr().err
+        assert list(tmp_path.iterdir()) == [config]
+    # (and a store file the constructor made is removed when it fails)
+    failing = tmp_path / "failing.db"
+    with mock.patch.object(Store, "save", side_effect=StoreError("store: full")):
+        with pytest.raises(StoreError):
+            make(store=str(failing))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["c.json"]
+
+
 def test_a_name_given_back_is_not_handed_out_again_in_the_same_cycle():
     # (a node the provider held that no record named was given back, and a
     # new node of the same name asked for in the same cycle: a cloud that
@@ -731,6 +789,35 @@ def test_the_manager_refuses_bad_arguments_by_name(tmp_path):
         make(PrioritizedDistributor([{"name": "s1"}, {"name": "s2"}]), max_nodes=1,
              store=str(tmp_path / "m.db"))
     assert not (tmp_path / "m.db").exists()  # (refused before a store is made)
+
+
+def test_manage_takes_any_whole_number_and_any_real_period():
+    numpy = pytest.importorskip("numpy")
+    manager, _ = make()
+    assert manager.manage(numpy.int64(2), numpy.float32(0)) == 2
+    assert manager.manage(2, Decimal(0)) == 2
+
+
+def test_rpc_answers_a_store_that_cannot_be_written_as_a_failure_not_bad_arguments(
+        tmp_path, monkeypatch):
+    manager, _ = make(store=str(tmp_path / "m.db"))
+    real = Store._run
+
+    def run(self, sql):
+        if sql == "COMMIT":
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(self, sql)
+    server = serve_rpc(manager)
+    try:
+        host, port = server.server_address[:2]
+        proxy = xmlrpc.client.ServerProxy(f"http://{host}:{port}/")
+        monkeypatch.setattr(Store, "_run", run)
+        answer = proxy.SetResourceValues({"nodelist": [{"node_id": "vm-9", "value": 0.5}]})
+        assert answer["code"] == 2 and "cannot be written" in answer["output"]
+    finally:
+        monkeypatch.setattr(Store, "_run", real)
+        server.shutdown()
+        manager.close()
 
 
 def test_stop_before_manage_makes_it_return_before_its_first_cycle():
@@ -979,6 +1066,8 @@ def test_manage_refuses_a_bad_rpc_address_before_making_a_store(tmp_path, capsys
                  "--rpc", "127.0.0.1:99999"]) == 2
     assert capsys.readouterr().err == \
         "pylighthouse: --rpc: port: expected 0 to 65535, got 99999\n"
+    assert main(["manage", str(DEMO), "--simulate", "--rpc", "127.0.0.1:" + "9" * 5000]) == 2
+    assert "--rpc: port: expected 0 to 65535" in capsys.readouterr().err
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

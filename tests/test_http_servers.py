@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from unittest import mock
 
@@ -421,6 +423,9 @@ def test_the_bundled_server_checks_its_settings():
         with pytest.raises(ValueError, match=re.escape(f"max_connections: expected a whole "
                                                        f"number >= 1, got {count!r}")):
             make_wsgi_server("127.0.0.1", 0, max_connections=count)
+    for timeout, count in [(Decimal("2.5"), 3), (Fraction(5, 2), 3), (2, 3)]:
+        httpd = make_wsgi_server("127.0.0.1", 0, timeout=timeout, max_connections=count)
+        httpd.server_close()  # (any real number of seconds, as before)
     for server in ["waitress", "wsgiref", "auto"]:  # (checked before either starts)
         with pytest.raises(ValueError, match="timeout: expected a finite number"):
             service.serve("127.0.0.1", 0, server=server, timeout=float("nan"))

@@ -58,13 +58,24 @@ def load_config(data: Any) -> Dict[str, Any]:
     return config
 
 
+#: Decimal exponents beyond which :func:`_plain` leaves a number alone.
+_LARGEST = 300
+
+
 def _plain(value: Any) -> Any:
     """``value`` with the decimals JSON's fractions are read as (``2.5``,
     ``1e1``) made the ints or floats the manager's settings take; inside
     dicts and lists too. (A quantity of a node or workload stays exact: this
     is for counts and seconds.)"""
     if isinstance(value, Decimal) and value.is_finite():
-        return int(value) if value == value.to_integral_value() else float(value)
+        # (only what a count or a number of seconds can plainly be: a
+        # decimal too large for a float, or too small to be told from 0,
+        # stays as it is, and the check refuses it by its value)
+        if value and not -_LARGEST < value.adjusted() < _LARGEST:
+            return value
+        if value == value.to_integral_value():
+            return int(value)
+        return float(value)
     if isinstance(value, MappingABC):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list):

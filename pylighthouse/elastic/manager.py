@@ -1,6 +1,8 @@
 """The elastic manager: keeps a cluster the right size as work comes and goes, durably."""
 import contextlib
 import math
+import numbers
+import os
 import threading
 import time
 from collections.abc import Mapping as MappingABC
@@ -126,6 +128,8 @@ class ElasticManager:
                  "static": [node["name"] for node in snapshot["nodes"]],
                  "pending": [], "requested": [], "deleting": [], "revocations": {},
                  "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
+        made = os.fspath(store) if isinstance(store, (str, os.PathLike)) \
+            and not os.path.lexists(store) else None
         store_ = Store(store)
         try:
             if store_.load():
@@ -136,6 +140,10 @@ class ElasticManager:
             self._commit()
         except BaseException:
             store_.close()
+            if made is not None:  # (a file this call made, holding no manager: not left)
+                for path in (made, f"{made}-wal", f"{made}-shm"):
+                    with contextlib.suppress(OSError):
+                        os.remove(path)
             raise
 
     @classmethod
@@ -351,16 +359,20 @@ class ElasticManager:
 
         ``period`` defaults to the shorter interval, from 1 to 60 seconds.
         """
-        if cycles is not None and (isinstance(cycles, bool) or not isinstance(cycles, int)
-                                   or cycles < 0):
-            raise InvalidInputError(f"cycles: expected a whole number, at least 0, "
-                                    f"got {shown(cycles)}")
+        if cycles is not None:
+            if isinstance(cycles, bool) or not isinstance(cycles, numbers.Integral) \
+                    or cycles < 0:
+                raise InvalidInputError(f"cycles: expected a whole number, at least 0, "
+                                        f"got {shown(cycles)}")
+            cycles = int(cycles)
         if period is None:
             period = max(1.0, min(60.0, *self._config["intervals"].values()))
-        elif isinstance(period, bool) or not isinstance(period, (int, float)) \
+        elif isinstance(period, bool) or not isinstance(period, (numbers.Real, Decimal)) \
                 or not 0 <= period < math.inf:
             raise InvalidInputError(f"period: expected a number of seconds, at least 0, "
                                     f"got {shown(period)}")
+        else:
+            period = float(period)
         done = 0
         try:
             while cycles is None or done < cycles:
@@ -610,9 +622,12 @@ class ElasticManager:
             try:
                 yield
                 self._commit()
-            except BaseException:
+            except BaseException as error:
                 serial = self._serial
-                self._apply(before)
+                # (a store that failed takes the manager back to what it
+                # holds, which a step may have saved midway, its provider
+                # call done: not to before the step)
+                self._apply(self._committed if isinstance(error, StoreError) else before)
                 # (a name handed out stays used, even by a step undone: the
                 # provider may have made the node before it raised)
                 for prefix, number in serial.items():

@@ -6,6 +6,7 @@ from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
 from ..errors import LighthouseException
 from .manager import ElasticManager
+from .store import StoreError
 
 __all__ = ["serve_rpc", "RPCServer", "SUCCESS", "BADARGS", "ERROR"]
 
@@ -98,6 +99,8 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
             return _response(BADARGS, "", f"{name}: a value XML-RPC cannot answer: {error}")
         try:
             value = method(params)
+        except StoreError as error:  # (not the caller's arguments: the manager's store)
+            return _response(ERROR, "", f"{name}: {error}")
         except LighthouseException as error:
             return _response(BADARGS, "", f"{name}: {error}")
         except Exception as error:  # never a fault: the caller gets a code
