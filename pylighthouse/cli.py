@@ -473,7 +473,8 @@ def _manage(args: argparse.Namespace) -> int:
         host, _, port = args.rpc.rpartition(":")
         if not host or not port.isdigit() or not port.isascii():
             raise _BadInput(f"--rpc: expected HOST:PORT, got {args.rpc!r}")
-        if len(port) > 5 or not 0 <= int(port) <= 65535:  # (int() of 5000 digits raises)
+        digits = port.lstrip("0") or "0"
+        if len(digits) > 5 or not 0 <= int(digits) <= 65535:  # (int() of 5000 digits raises)
             raise _BadInput(f"--rpc: port: expected 0 to 65535, got {port}")
         rpc = (host, int(port))
     if args.cycles is not None and args.cycles < 0:

@@ -817,7 +817,7 @@ class Distributor:
             raise InvalidInputError(
                 f"snapshot: strategy: unknown strategy {shown(strategy)} "
                 f"(valid: {', '.join(Distributor._strategies)})")
-        if cls is not Distributor and cls is not target:
+        if cls is not Distributor and not issubclass(cls, target):
             raise InvalidInputError(
                 f"snapshot: strategy: holds a {strategy} distributor, "
                 f"not a {cls.strategy} one")
@@ -831,7 +831,8 @@ class Distributor:
                 key: from_json_quantity(value, json_path(f"{where}.resources", key),
                                         decimal_strings=True)
                 for key, value in resources.items()}))
-        distributor = target._restore(snapshot, nodes)
+        # (a subclass of the snapshot's strategy, asked for, is made)
+        distributor = (target if cls is Distributor else cls)._restore(snapshot, nodes)
         for index, item in enumerate(_field(snapshot, "nodes", list, "snapshot")):
             cordoned = item.get("cordoned", False)
             if not isinstance(cordoned, bool):

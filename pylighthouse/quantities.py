@@ -191,21 +191,37 @@ def _out_of_range(value: Any, where: str) -> InvalidInputError:
         f"{MAX_EXPONENT} decimal places)")
 
 
+#: How far beyond the input range a sum the library made may reach (digits):
+#: a million quantities of 1e300 add up to 1e306.
+_MADE_DIGITS = 20
+_MADE_BITS = 4 * (MAX_EXPONENT + _MADE_DIGITS)
+
+
 def made_quantity(value: Any, where: str) -> Decimal:
     """``value``, a number the library itself gave out (a node state's
     ``remaining``, as :func:`to_number` makes it), as the exact decimal it
     stands for: ints and Decimals as they are, floats through their
     shortest text; anything else through :func:`to_quantity`. No range
     check for the first three: a sum the library made may lie beyond the
-    range accepted as input (1e300 plus 1e300). O(1) for those."""
+    range accepted as input (1e300 plus 1e300), by up to twenty digits; no
+    more decimal places than input may have. O(1) for those."""
     kind = type(value)
+    made: Optional[Decimal] = None
     if kind is Decimal:
-        return value  # type: ignore[no-any-return]  # (checked by its type just above)
-    if kind is int:
-        return Decimal(value)
-    if kind is float and value == value:  # (NaN goes to to_quantity, which names it)
-        return _float_to_decimal(value)
-    return to_quantity(value, where)
+        made = value
+    elif kind is int:
+        if value.bit_length() <= _MADE_BITS:
+            made = Decimal(value)
+    elif kind is float and value == value:
+        made = _float_to_decimal(value)
+    if made is None or made.is_nan():
+        return to_quantity(value, where)  # (which names what it refuses)
+    if not made:
+        return ZERO
+    if made.is_finite() and (made.adjusted() > MAX_EXPONENT + _MADE_DIGITS
+                             or int(made.as_tuple().exponent) < -MAX_EXPONENT):
+        return to_quantity(value, where)  # (no sum of quantities is that far out)
+    return made
 
 
 def _float_to_decimal(value: float) -> Decimal:

@@ -35,7 +35,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 import attr
 
 from . import __version__
-from .errors import LighthouseException
+from .errors import LighthouseException, shown
 from .problem import load_problem, parse_json, solve
 
 __all__ = ["Limits", "make_app", "app", "serve", "make_wsgi_server", "ThreadingWSGIServer",
@@ -83,10 +83,11 @@ def server_settings(timeout: Any, max_connections: Any,
     try:
         seconds = float(timeout) if isinstance(timeout, (numbers.Real, Decimal)) \
             and not isinstance(timeout, bool) else math.nan
-    except OverflowError:  # (an int too large for a float)
-        seconds = math.inf
+    except (OverflowError, ValueError, ArithmeticError):  # (too large, a signalling NaN)
+        seconds = math.nan
     if not 0 < seconds < math.inf:
-        raise ValueError(f"{names[0]}: expected a finite number of seconds > 0, got {timeout!r}")
+        raise ValueError(f"{names[0]}: expected a finite number of seconds > 0, "
+                         f"got {shown(timeout)}")
     if isinstance(max_connections, numbers.Integral) and not isinstance(max_connections, bool):
         max_connections = int(max_connections)  # (numpy's integers too)
     return seconds, _count(max_connections, names[1], least=1)

@@ -104,6 +104,17 @@ class Packer(lighthouse.BinPackDistributor):
 
 
 print(Tighter.from_list(nodes).tightest(), Packer.from_list({"cpu": 1}, nodes).packer())
+
+
+class Rounder(lighthouse.RoundRobinDistributor):
+    def rounder(self) -> str:
+        return "rounder"
+
+
+# (a subclass rebuilds a snapshot of its strategy as itself: it was refused,
+# "holds a RoundRobin distributor, not a RoundRobin one")
+assert Rounder.from_dict(round_robin.to_dict()).rounder() == "rounder"
+assert Tighter.from_dict(Tighter.from_list(nodes).to_dict()).tightest() == "tighter"
 '''
 
 

@@ -755,6 +755,47 @@ def test_a_failed_create_leaves_no_store_file_behind(tmp_path, capsys):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["c.json"]
 
 
+def test_a_store_that_cannot_take_the_undoing_either_is_reported(tmp_path, monkeypatch):
+    # (scale-down saved the nodes it gives back, the provider raised, and
+    # the undoing could not be saved: the failure was passed over in silence
+    # and the manager held what the store did not)
+    path = str(tmp_path / "manager.db")
+    provider = SimulatedProvider()
+    manager, _ = make(provider=provider, store=path, enable_delete=True,
+                      intervals={"add": 0, "delete": 0})
+    manager.submit([job("a")])
+    manager.manage_once()
+    manager.manage_once()
+    manager.finish(["a"])
+    real = Store._run
+    saved = []
+
+    def run(self, sql):
+        if sql == "COMMIT" and saved:
+            raise sqlite3.OperationalError("disk I/O error")
+        if sql == "COMMIT":
+            saved.append(sql)
+        return real(self, sql)
+    monkeypatch.setattr(Store, "_run", run)
+    provider.fail_next("delete_nodes")
+    with pytest.raises(StoreError, match="undoing ProviderError"):
+        manager.manage_once(force=True)
+    held = manager._parts()
+    monkeypatch.setattr(Store, "_run", real)
+    manager.close()
+    again = ElasticManager.open(path, provider)
+    assert again._parts() == held  # (the manager holds what the store holds)
+    again.close()
+
+
+def test_a_failing_constructor_never_removes_a_file_it_did_not_make(tmp_path):
+    path = tmp_path / "m.db"
+    make(store=str(path))[0].close()
+    with pytest.raises(InvalidInputError, match="already holds a manager"):
+        make(store=str(path))
+    assert ElasticManager.open(str(path), SimulatedProvider()).pending == ()
+
+
 def test_a_name_given_back_is_not_handed_out_again_in_the_same_cycle():
     # (a node the provider held that no record named was given back, and a
     # new node of the same name asked for in the same cycle: a cloud that
@@ -796,6 +837,13 @@ def test_manage_takes_any_whole_number_and_any_real_period():
     manager, _ = make()
     assert manager.manage(numpy.int64(2), numpy.float32(0)) == 2
     assert manager.manage(2, Decimal(0)) == 2
+
+
+def test_manage_refuses_periods_it_cannot_wait(tmp_path):
+    manager, _ = make()
+    for period in [Decimal("NaN"), Decimal("sNaN"), 10 ** 400, Decimal("1e400"), 1e300]:
+        with pytest.raises(InvalidInputError, match="period: expected a number of seconds"):
+            manager.manage(1, period)
 
 
 def test_rpc_answers_a_store_that_cannot_be_written_as_a_failure_not_bad_arguments(
@@ -1068,6 +1116,9 @@ def test_manage_refuses_a_bad_rpc_address_before_making_a_store(tmp_path, capsys
         "pylighthouse: --rpc: port: expected 0 to 65535, got 99999\n"
     assert main(["manage", str(DEMO), "--simulate", "--rpc", "127.0.0.1:" + "9" * 5000]) == 2
     assert "--rpc: port: expected 0 to 65535" in capsys.readouterr().err
+    assert main(["manage", str(DEMO), "--simulate", "--cycles", "0",
+                 "--rpc", "127.0.0.1:000000"]) == 0  # (port 0, leading zeros and all)
+    capsys.readouterr()
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -1150,6 +1201,7 @@ def test_manage_takes_fractions_of_seconds_and_whole_numbers_written_as_decimals
     # "got Decimal('2.5')")
     data = json.loads(DEMO.read_text())
     data.update(min_nodes=1.0, max_nodes=4e0, intervals={"add": 2.5, "delete": 1e1})
+    data["enable_delete"] = True
     data["simulation"].update(seconds_per_cycle=0.5, cycles=6)
     data["simulation"]["revocations"] = [{"at": 2, "node": "vm-1", "max_wait_time": 2.5}]
     config = tmp_path / "c.json"
@@ -1160,6 +1212,12 @@ def test_manage_takes_fractions_of_seconds_and_whole_numbers_written_as_decimals
     assert checked["intervals"] == {"add": 2.5, "delete": 10}
     assert (checked["min_nodes"], checked["max_nodes"]) == (1, 4)
     assert checked["simulation"]["revocations"][0]["max_wait_time"] == 2.5
+    tiny = load_config(json.loads('{"templates": [], "intervals": {"add": 1e-310}}',
+                                  parse_float=Decimal))
+    assert tiny["intervals"] == {"add": 1e-310}
+    with pytest.raises(InvalidInputError, match="cycles: expected a whole number"):
+        load_config(json.loads('{"templates": [], "simulation": {"cycles": 1e5000}}',
+                               parse_float=Decimal))
 
 
 @pytest.mark.parametrize("strategy, rubric", [

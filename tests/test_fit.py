@@ -142,6 +142,8 @@ def test_check_fit_reads_a_node_state_beyond_the_input_range():
     assert plan_scale_up(distributor, [{"name": "w", "requirements": {"cpu": 1}}],
                          {"resources": {"cpu": 1}}).assignments == {"w": "n"}
     assert plan_scale_down(distributor).removable == []
+    assert check_fit({"cpu": -0.0, "mem": 1}, Workload("w", requirements={"cpu": 1})).left \
+        == Decimal(0)
 
 
 def test_check_fit_reads_plain_numbers_exactly_and_names_bad_ones():
@@ -154,7 +156,13 @@ def test_check_fit_reads_plain_numbers_exactly_and_names_bad_ones():
         Reason(NOT_TOLERATED, "flies", Decimal(0), Decimal("-Infinity"))
     for bad, message in [({"cpu": float("nan")}, "check_fit: remaining['cpu']: NaN"),
                          ({"cpu": "x"}, "check_fit: remaining['cpu']: expected a number"),
-                         ([1], "check_fit: remaining: expected a mapping")]:
+                         ([1], "check_fit: remaining: expected a mapping"),
+                         ({1: 2.0}, "check_fit: remaining keys must be non-empty strings"),
+                         ({"": 2.0}, "check_fit: remaining keys must be non-empty strings"),
+                         ({"cpu": 10 ** 5000}, "check_fit: remaining['cpu']: an integer"),
+                         ({"cpu": 5e-324}, "check_fit: remaining['cpu']: 5e-324 is out"),
+                         ({"cpu": Decimal("NaN"), "mem": 1.0},
+                          "check_fit: remaining['cpu']: NaN is not a quantity")]:
         with pytest.raises(LighthouseException, match=re.escape(message)):
             check_fit(bad, needs)
     with pytest.raises(InvalidTypeError, match="check_fit: workload: expected a Workload "

@@ -415,6 +415,8 @@ def test_the_bundled_server_answers_its_own_errors_in_json(bundled, data, status
 def test_the_bundled_server_checks_its_settings():
     with pytest.raises(ValueError, match="port"):
         make_wsgi_server("127.0.0.1", 99999)
+    with pytest.raises(ValueError, match="^timeout: expected a finite number of seconds"):
+        make_wsgi_server("127.0.0.1", 0, timeout=Decimal("sNaN"))
     for timeout in [0, -1.5, float("nan"), float("inf"), "30", True, None]:
         with pytest.raises(ValueError, match=re.escape(f"timeout: expected a finite number "
                                                        f"of seconds > 0, got {timeout!r}")):

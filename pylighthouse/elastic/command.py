@@ -58,7 +58,8 @@ def load_config(data: Any) -> Dict[str, Any]:
     return config
 
 
-#: Decimal exponents beyond which :func:`_plain` leaves a number alone.
+#: Whole decimals of more digits than this are not made ints (the int of
+#: 1e2000000 takes minutes): they are made floats, infinite, and refused.
 _LARGEST = 300
 
 
@@ -71,11 +72,9 @@ def _plain(value: Any) -> Any:
         # (only what a count or a number of seconds can plainly be: a
         # decimal too large for a float, or too small to be told from 0,
         # stays as it is, and the check refuses it by its value)
-        if value and not -_LARGEST < value.adjusted() < _LARGEST:
-            return value
-        if value == value.to_integral_value():
+        if value == value.to_integral_value() and value.adjusted() < _LARGEST:
             return int(value)
-        return float(value)
+        return float(value)  # (beyond a float's range: inf, which the checks refuse)
     if isinstance(value, MappingABC):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -128,9 +128,12 @@ class ElasticManager:
                  "static": [node["name"] for node in snapshot["nodes"]],
                  "pending": [], "requested": [], "deleting": [], "revocations": {},
                  "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
-        made = os.fspath(store) if isinstance(store, (str, os.PathLike)) \
-            and not os.path.lexists(store) else None
-        store_ = Store(store)
+        made = _claim(store)
+        try:
+            store_ = Store(store)
+        except BaseException:
+            _unmake(made)
+            raise
         try:
             if store_.load():
                 raise InvalidInputError(
@@ -140,10 +143,7 @@ class ElasticManager:
             self._commit()
         except BaseException:
             store_.close()
-            if made is not None:  # (a file this call made, holding no manager: not left)
-                for path in (made, f"{made}-wal", f"{made}-shm"):
-                    with contextlib.suppress(OSError):
-                        os.remove(path)
+            _unmake(made)
             raise
 
     @classmethod
@@ -367,12 +367,16 @@ class ElasticManager:
             cycles = int(cycles)
         if period is None:
             period = max(1.0, min(60.0, *self._config["intervals"].values()))
-        elif isinstance(period, bool) or not isinstance(period, (numbers.Real, Decimal)) \
-                or not 0 <= period < math.inf:
-            raise InvalidInputError(f"period: expected a number of seconds, at least 0, "
-                                    f"got {shown(period)}")
         else:
-            period = float(period)
+            try:
+                seconds = float(period) if isinstance(period, (numbers.Real, Decimal)) \
+                    and not isinstance(period, bool) else math.nan
+            except (OverflowError, ValueError, ArithmeticError):
+                seconds = math.nan
+            if not 0 <= seconds <= threading.TIMEOUT_MAX:
+                raise InvalidInputError(f"period: expected a number of seconds, at least 0, "
+                                        f"got {shown(period)}")
+            period = seconds
         done = 0
         try:
             while cycles is None or done < cycles:
@@ -635,7 +639,13 @@ class ElasticManager:
                 try:
                     self._commit()
                 except StoreError:
-                    pass  # (only the names handed out differ: saved with the next change)
+                    # (the store cannot take the undoing either: the manager
+                    # holds what the store holds, and says why)
+                    self._apply(self._committed)
+                    if isinstance(error, StoreError):
+                        raise
+                    raise StoreError(f"store {self._store.path}: cannot be written; "
+                                     f"undoing {type(error).__name__}: {error}") from error
                 raise
 
     def _requeue_from(self, name: str) -> List[str]:
@@ -805,6 +815,31 @@ class ElasticManager:
 
 
 # ----------------------------------------------------------- validation
+
+def _claim(store: Any) -> Optional[str]:
+    """Make the file ``store`` names, empty, when none is there, and return
+    its absolute path (the file this call made); else ``None``. Made at
+    once, exclusively: a file another process makes in the meantime is
+    never taken for ours."""
+    if not isinstance(store, (str, os.PathLike)) or isinstance(store, bytes):
+        return None
+    path = os.path.abspath(os.fspath(store))
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except OSError:  # (there already, or not makeable: the store says why)
+        return None
+    return path
+
+
+def _unmake(path: Optional[str]) -> None:
+    """Remove the store file :func:`_claim` made (and SQLite's files beside
+    it), so that a constructor that failed leaves nothing behind."""
+    if path is None:
+        return
+    for made in (path, f"{path}-wal", f"{path}-shm"):
+        with contextlib.suppress(OSError):
+            os.remove(made)
+
 
 def _check_provider(provider: Any) -> None:
     missing = [name for name in ("create_nodes", "delete_nodes", "poll")
