@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, Sequence
 import attr
 
 from . import __version__
-from .errors import LighthouseException
+from .errors import LighthouseException, counted
 from .explain import printable
 from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
 from .progress import Progress
@@ -258,8 +258,8 @@ def _assign(args: argparse.Namespace) -> int:
     partial = args.partial
     if partial is None:
         partial = True if problem.partial is None else problem.partial
-    with progress.phase(f"placing {_count(len(problem.workloads), 'workload')} on "
-                        f"{_count(len(problem.nodes), 'node')} ({problem.strategy})"):
+    with progress.phase(f"placing {counted(len(problem.workloads), 'workload')} on "
+                        f"{counted(len(problem.nodes), 'node')} ({problem.strategy})"):
         outcome = solve(problem, partial=partial)
     with progress.phase("writing the answer"):
         if args.format == "table":
@@ -311,11 +311,11 @@ def _validate(args: argparse.Namespace) -> int:
     for error in errors:
         _complain(f"{source}: {error}")
     if errors:
-        _complain(f"{source}: {len(errors)} error{'s' if len(errors) > 1 else ''}")
+        _complain(f"{source}: {counted(len(errors), 'error')}")
         return 2
     problem = load_problem(data, parsed=True)
-    _emit(f"{source}: valid ({_count(len(problem.nodes), 'node')}, "
-          f"{_count(len(problem.workloads), 'workload')}, strategy {problem.strategy})\n")
+    _emit(f"{source}: valid ({counted(len(problem.nodes), 'node')}, "
+          f"{counted(len(problem.workloads), 'workload')}, strategy {problem.strategy})\n")
     return 0
 
 
@@ -338,10 +338,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 # ------------------------------------------------------------------ table
 
 def render_table(problem: Problem, outcome: Outcome) -> str:
@@ -359,7 +355,7 @@ def render_table(problem: Problem, outcome: Outcome) -> str:
     distributor = outcome.distributor
     placed = sum(node is not None for node in outcome.assignments.values())
     running = {load.name for loads in problem.running.values() for load in loads}
-    lines = [f"{placed} of {_count(len(outcome.assignments), 'workload')} placed "
+    lines = [f"{placed} of {counted(len(outcome.assignments), 'workload')} placed "
              f"({problem.strategy}, {'partial' if outcome.partial else 'all-or-nothing'})", ""]
     usage = distributor.utilization()["nodes"]
     for state in distributor.node_states():
@@ -424,7 +420,7 @@ def _summary(problem: Problem, outcome: Outcome) -> str:
         capacity, used = _exact(figures["capacity"]), _exact(figures["used"])
         if capacity.is_finite() and capacity > 0 and used.is_finite():
             fills.append(f"{printable(key)} {_percent(used, capacity)}")
-    line = (f"Cluster: {_count(len(problem.nodes), 'node')}, {placed} placed, "
+    line = (f"Cluster: {counted(len(problem.nodes), 'node')}, {placed} placed, "
             f"{unplaced} unplaced")
     return line + (f"; fill: {', '.join(fills)}" if fills else "")
 

@@ -43,6 +43,12 @@ class RemovedAPIError(LighthouseException, AttributeError):
 SHOWN_LIMIT = 60
 
 
+def counted(number: int, noun: str, nouns: str = "") -> str:
+    """``number`` and ``noun``, plural unless one, for a message: "1 node",
+    "2 nodes", "3 entries" (``nouns``, when adding an s will not do)."""
+    return f"{number} {noun if number == 1 else nouns or noun + 's'}"
+
+
 def shown(value: object) -> str:
     """A short ``repr`` of ``value`` for an error message, never longer than
     about :data:`SHOWN_LIMIT` characters and never raising: a long string is

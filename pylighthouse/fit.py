@@ -15,8 +15,7 @@ import attr
 
 from .errors import InvalidTypeError, shown
 from .model import Workload
-from .quantities import ZERO, made_quantity, to_number
-from .quantities import _check_key as check_key
+from .quantities import ZERO, made_quantity, to_number, to_quantities
 
 __all__ = ["Reason", "check_fit", "fits", "MISSING", "INSUFFICIENT", "NOT_TOLERATED",
            "CORDONED"]
@@ -104,12 +103,8 @@ def check_fit(remaining: Mapping[str, Any],
     if not set(map(type, remaining.values())) <= _EXACT_ONLY:
         # plain numbers, read as the library reads a node's (a node state's
         # sums beyond the input range too)
-        read = {}
-        for key, value in remaining.items():
-            if type(key) is not str or not key:
-                check_key(key, "check_fit", "remaining")
-            read[key] = made_quantity(value, f"check_fit: remaining[{shown(key)}]")
-        remaining = read
+        remaining = to_quantities(remaining, "check_fit", "remaining", False, {},
+                                  read=made_quantity)
     return reason_of(remaining, workload)
 
 

@@ -18,7 +18,8 @@ import attr
 
 from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
-from .errors import InvalidInputError, InvalidTypeError, LighthouseException, shown
+from .errors import (InvalidInputError, InvalidTypeError, LighthouseException, counted,
+                     shown)
 from .fit import reason_of
 from .model import Node, Workload, check_fields, check_name
 from .quantities import ZERO, exactly, made_quantity, to_number, to_quantity
@@ -114,7 +115,7 @@ class ScaleDownPlan:
                 "kept": dict(self.kept)}
 
     def __str__(self) -> str:
-        lines = [f"remove {_count(len(self.removable), 'node')}: "
+        lines = [f"remove {counted(len(self.removable), 'node')}: "
                  f"{', '.join(self.removable)}" if self.removable else "remove no nodes"]
         lines += _section("move", "workload", [f"{load} -> {node}" for load, node
                                                in self.moves.items()])
@@ -128,11 +129,7 @@ def _section(verb: str, noun: str, rows: List[str], note: str = "") -> List[str]
     """A heading such as ``place 2 workloads:`` and its rows, indented."""
     if not rows:
         return [f"{verb} no {noun}s"]
-    return [f"{verb} {_count(len(rows), noun)}{note}:"] + [f"  {row}" for row in rows]
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+    return [f"{verb} {counted(len(rows), noun)}{note}:"] + [f"  {row}" for row in rows]
 
 
 def _resources(node: Node) -> str:
@@ -286,7 +283,8 @@ class _Search:
         self.taken = {node.name for node in distributor.nodes}
         self.free = _free_room(distributor.node_states())
         self._trials: Dict[Mix, Tuple[Distributor, Dict[str, Optional[str]]]] = {}
-        self._missing: Dict[Mix, int] = {}
+        # (per mix: the hostable workloads it leaves waiting, and all of them)
+        self._missing: Dict[Mix, Tuple[int, int]] = {}
         _, result = self.run(())
         self.waiting = [load for load in loads if result[load.name] is None]
         self.homeless = {load.name: self._homeless_reason(load) for load in self.waiting
@@ -323,15 +321,16 @@ class _Search:
             self._trials = {key: (copy, copy.attempt_assign_loads(self.loads))}
         return self._trials[key]
 
-    def missing(self, mix: Sequence[int]) -> int:
-        """How many hostable pending workloads ``mix`` leaves unplaced."""
+    def missing(self, mix: Sequence[int], every: bool = False) -> int:
+        """How many hostable pending workloads ``mix`` leaves unplaced; with
+        ``every``, how many pending workloads, hostable or not."""
         key = tuple(mix)
         if key not in self._missing:
             _, result = self.run(key)
-            self._missing[key] = sum(1 for load in self.loads
-                                     if result[load.name] is None
-                                     and load.name not in self.homeless)
-        return self._missing[key]
+            waiting = [load.name for load in self.loads if result[load.name] is None]
+            self._missing[key] = (sum(1 for name in waiting if name not in self.homeless),
+                                  len(waiting))
+        return self._missing[key][1 if every else 0]
 
     def cost(self, mix: Sequence[int]) -> Decimal:
         return sum((self.templates[index].cost for index in mix), ZERO)
@@ -340,11 +339,7 @@ class _Search:
         """Better plans rank lower: fewer left pending, fewer nodes, lower
         cost. Pending counts the hostable workloads left waiting; with
         ``every``, all of them (to compare the plans of two searches)."""
-        if every:
-            _, result = self.run(mix)
-            waiting = sum(1 for node in result.values() if node is None)
-            return waiting, len(mix), self.cost(mix)
-        return self.missing(mix), len(mix), self.cost(mix)
+        return self.missing(mix, every), len(mix), self.cost(mix)
 
     def hosts(self, index: int, load: Workload) -> bool:
         """Whether an empty node of template ``index`` would take ``load``."""

@@ -224,6 +224,19 @@ def made_quantity(value: Any, where: str) -> Decimal:
     return made
 
 
+def seconds_of(value: Any) -> float:
+    """``value``, a setting in seconds (any real number: ints, floats,
+    decimals, fractions, numpy's; not a bool), as a float; NaN when it is
+    not one, or no float holds it (a signalling NaN, an int of 400
+    digits), for the caller's range check to refuse by name. O(1)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+        return math.nan
+    try:
+        return float(value)
+    except (OverflowError, ValueError, ArithmeticError):
+        return math.nan
+
+
 def _float_to_decimal(value: float) -> Decimal:
     """A float (a subclass's value too) as the decimal of its shortest repr."""
     if math.isnan(value):
@@ -342,7 +355,8 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
 
 
 def to_quantities(value: Any, where: str, field: str, finite: bool,
-                  table: Optional[Dict[Any, Mapping[str, Decimal]]] = None
+                  table: Optional[Dict[Any, Mapping[str, Decimal]]] = None,
+                  read: Optional[Callable[[Any, str], Decimal]] = None
                   ) -> Mapping[str, Decimal]:
     """Return a read-only copy of the mapping ``value`` with exact quantities.
 
@@ -351,7 +365,9 @@ def to_quantities(value: Any, where: str, field: str, finite: bool,
     item out (``"rubric['cpu']: ..."``). Equal mappings share one copy
     through ``table`` (:data:`SHARED_MAPS` unless given; nodes use
     :data:`NODE_MAPS`, so that a cluster of nodes each of its own does not
-    push the few flavours of workloads out).
+    push the few flavours of workloads out). ``read`` reads each quantity
+    the quick path does not vouch for (:func:`made_quantity` for numbers
+    the library gave out); :func:`to_quantity` unless given.
 
     Raises:
         InvalidTypeError: ``value`` is not a mapping, or a quantity is not a
@@ -374,8 +390,9 @@ def to_quantities(value: Any, where: str, field: str, finite: bool,
     for key, quantity in value.items():
         if type(key) is not str or not key:
             _check_key(key, where, field)
-        checked[key] = to_quantity(
-            quantity, f"{_field_label(where, field)}[{shown(key)}]", finite)
+        label = f"{_field_label(where, field)}[{shown(key)}]"
+        checked[key] = to_quantity(quantity, label, finite) if read is None \
+            else read(quantity, label)
     return _shared_copy(checked, table)
 
 

@@ -27,7 +27,6 @@ import socketserver
 import sys
 import threading
 import traceback
-from decimal import Decimal
 from importlib.resources import files
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
@@ -35,8 +34,9 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 import attr
 
 from . import __version__
-from .errors import LighthouseException, shown
+from .errors import LighthouseException, counted, shown
 from .problem import load_problem, parse_json, solve
+from .quantities import seconds_of
 
 __all__ = ["Limits", "make_app", "app", "serve", "make_wsgi_server", "ThreadingWSGIServer",
            "DEFAULT_MAX_BODY_BYTES"]
@@ -65,11 +65,6 @@ def _count(value: Any, name: str, least: int = 0) -> int:
     return value
 
 
-def _plural(number: int, noun: str, nouns: str = "") -> str:
-    """``number`` and ``noun``, plural unless one: "1 node", "2 nodes"."""
-    return f"{number} {noun if number == 1 else nouns or noun + 's'}"
-
-
 def server_settings(timeout: Any, max_connections: Any,
                     names: Tuple[str, str] = ("timeout", "max_connections")
                     ) -> Tuple[float, int]:
@@ -80,11 +75,7 @@ def server_settings(timeout: Any, max_connections: Any,
     Raises:
         ValueError: naming the setting and the value refused.
     """
-    try:
-        seconds = float(timeout) if isinstance(timeout, (numbers.Real, Decimal)) \
-            and not isinstance(timeout, bool) else math.nan
-    except (OverflowError, ValueError, ArithmeticError):  # (too large, a signalling NaN)
-        seconds = math.nan
+    seconds = seconds_of(timeout)
     if not 0 < seconds < math.inf:
         raise ValueError(f"{names[0]}: expected a finite number of seconds > 0, "
                          f"got {shown(timeout)}")
@@ -241,7 +232,7 @@ def _assign(body: bytes, limits: Limits) -> bytes:
         data = parse_json(body)
         rubric = data.get("rubric") if isinstance(data, dict) else None
         if isinstance(rubric, dict) and len(rubric) > limits.max_rubric:
-            raise _Answer(413, f"rubric: {_plural(len(rubric), 'entry', 'entries')}; "
+            raise _Answer(413, f"rubric: {counted(len(rubric), 'entry', 'entries')}; "
                                f"the limit is "
                                f"{limits.max_rubric}")
         problem = load_problem(data, parsed=True)
@@ -249,9 +240,9 @@ def _assign(body: bytes, limits: Limits) -> bytes:
         raise _Answer(400, str(error)) from None
     work = len(problem.nodes) * len(problem.workloads)
     if work > limits.max_work:
-        raise _Answer(413, f"{_plural(len(problem.nodes), 'node')} x "
-                           f"{_plural(len(problem.workloads), 'workload')} is "
-                           f"{_plural(work, 'unit')} of work; the limit is "
+        raise _Answer(413, f"{counted(len(problem.nodes), 'node')} x "
+                           f"{counted(len(problem.workloads), 'workload')} is "
+                           f"{counted(work, 'unit')} of work; the limit is "
                            f"{limits.max_work} (split the problem)")
     answer = _encode(solve(problem).to_dict())
     if len(answer) > limits.max_response_bytes:

@@ -698,11 +698,8 @@ def test_a_store_that_cannot_be_written_fails_the_call_and_undoes_the_change(
     again.close()
 
 
-def test_a_store_failing_after_a_provider_call_leaves_what_the_store_holds(
-        tmp_path, monkeypatch):
-    # (scale-down saves "deleting" before telling the provider; if the save
-    # after the call failed, the manager went back to before the step and
-    # kept the node the provider had taken, placing work on it)
+def idle_node_in_a_store(tmp_path):
+    """A manager with a store and one idle node, vm-1, that scale-down may give back."""
     path = str(tmp_path / "manager.db")
     provider = SimulatedProvider()
     manager, _ = make(provider=provider, store=path, enable_delete=True,
@@ -711,6 +708,15 @@ def test_a_store_failing_after_a_provider_call_leaves_what_the_store_holds(
     manager.manage_once()
     manager.manage_once()
     manager.finish(["a"])
+    return manager, provider, path
+
+
+def test_a_store_failing_after_a_provider_call_leaves_what_the_store_holds(
+        tmp_path, monkeypatch):
+    # (scale-down saves "deleting" before telling the provider; if the save
+    # after the call failed, the manager went back to before the step and
+    # kept the node the provider had taken, placing work on it)
+    manager, provider, path = idle_node_in_a_store(tmp_path)
     assert manager.nodes == ("vm-1",)
     real_run, real_delete = Store._run, provider.delete_nodes
     deleted = []
@@ -759,14 +765,7 @@ def test_a_store_that_cannot_take_the_undoing_either_is_reported(tmp_path, monke
     # (scale-down saved the nodes it gives back, the provider raised, and
     # the undoing could not be saved: the failure was passed over in silence
     # and the manager held what the store did not)
-    path = str(tmp_path / "manager.db")
-    provider = SimulatedProvider()
-    manager, _ = make(provider=provider, store=path, enable_delete=True,
-                      intervals={"add": 0, "delete": 0})
-    manager.submit([job("a")])
-    manager.manage_once()
-    manager.manage_once()
-    manager.finish(["a"])
+    manager, provider, path = idle_node_in_a_store(tmp_path)
     real = Store._run
     saved = []
 

@@ -16,10 +16,10 @@ import attr
 from .. import __version__
 from ..distributors import Distributor, workload_from_json, workload_json
 from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                      LighthouseException, UnknownNameError, shown)
+                      LighthouseException, UnknownNameError, counted, shown)
 from ..model import Node, Workload
 from ..planning import accept_templates, plan_scale_down, plan_scale_up
-from ..quantities import from_json_quantity, to_json_quantity, to_quantity
+from ..quantities import from_json_quantity, seconds_of, to_json_quantity, to_quantity
 from .provider import FAILED, READY, Provider, _count as _whole
 from .store import Store, StoreError
 
@@ -122,7 +122,7 @@ class ElasticManager:
         static = len(snapshot["nodes"])
         if config["max_nodes"] is not None and config["max_nodes"] < static:
             raise InvalidInputError(
-                f"max_nodes: must be at least the {static} node{'s' if static > 1 else ''} "
+                f"max_nodes: must be at least the {counted(static, 'node')} "
                 f"the distributor holds (static nodes count), got {config['max_nodes']}")
         parts = {"config": config, "distributor": snapshot,
                  "static": [node["name"] for node in snapshot["nodes"]],
@@ -368,11 +368,7 @@ class ElasticManager:
         if period is None:
             period = max(1.0, min(60.0, *self._config["intervals"].values()))
         else:
-            try:
-                seconds = float(period) if isinstance(period, (numbers.Real, Decimal)) \
-                    and not isinstance(period, bool) else math.nan
-            except (OverflowError, ValueError, ArithmeticError):
-                seconds = math.nan
+            seconds = seconds_of(period)
             if not 0 <= seconds <= threading.TIMEOUT_MAX:
                 raise InvalidInputError(f"period: expected a number of seconds, at least 0, "
                                         f"got {shown(period)}")
