@@ -361,7 +361,8 @@ class Distributor:
     """Owns nodes and placements; places workloads in its strategy's order.
 
     Use one of the strategies: :class:`PrioritizedDistributor`,
-    :class:`RoundRobinDistributor` or :class:`BinPackDistributor`. A
+    :class:`RoundRobinDistributor`, :class:`BinPackDistributor` or
+    :class:`~pylighthouse.bestfit.BestFitDistributor`. A
     distributor is stateful: every call sees what earlier calls placed. Every
     method validates its input before changing anything, and undoes what it
     changed if anything is raised later (an internal error included), so a
@@ -501,7 +502,8 @@ class Distributor:
         Cost: O(W x R) to validate W workloads (R resources each; BinPack
         adds O(W log W) to sort them), then per workload the node index's
         search: about O(N / 64) comparisons made in C for N nodes, plus
-        the nodes of each block of about 64 whose bounds pass while none
+        the nodes of each block of about 64 (40 for BinPack and BestFit,
+        whose nodes move in their order) whose bounds pass while none
         of them fits (a few blocks on realistic clusters, all of them at
         worst), and O(R log N) to book the placement. See
         :doc:`/performance`.

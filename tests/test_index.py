@@ -27,8 +27,8 @@ from pylighthouse.fit import reason_of
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index import search
-from pylighthouse.index.blocks import NEG, OPEN, JointColumn, NodeClass, column_value
-from pylighthouse.index.columns import LOWEST
+from pylighthouse.index.blocks import NodeClass
+from pylighthouse.index.columns import LOWEST, NEG, OPEN, JointColumn, column_value
 from instances import RUBRICS, clusters, operations
 from reference import Reference
 from reference_bestfit import BestFitReference

@@ -2,12 +2,19 @@
 
 Where things are:
 
-* :mod:`.nodes`: :class:`NodeIndex`, what a distributor calls (join, leave,
-  change, cordon, ``first_fit``) and the memory of shapes that fit nowhere;
+* :mod:`.nodes`: :class:`NodeIndex`, what a distributor calls (``add``,
+  ``remove``, ``changed``, ``cordoned``, ``grouped``, ``touched``; the
+  searches ``first_fit``, and for BinPack and BestFit ``first_fit_after``
+  and ``first_fit_from``), the memory of shapes that fit nowhere; it picks
+  the earliest answer over the classes (``NodeIndex._earliest``) and tries
+  itself the nodes it keeps in order (``NodeIndex._kept_from``);
 * :mod:`.plans`: for one workload shape, which classes of nodes to search
   and on which columns;
-* :mod:`.search`: **where a node is chosen**: the first node of a class, in
-  order, that passes the bounds and then :func:`pylighthouse.fit.check_fit`;
+* :mod:`.search`: **where a node is chosen** within one class: the first
+  node, in order, that passes the bounds and then ``pylighthouse.fit.takes``
+  (which always gives :func:`pylighthouse.fit.check_fit`'s answer);
+  ``first_among`` and ``first_in_order`` do the same over short lists of
+  candidates;
 * :mod:`.blocks`: one class of nodes in order, in blocks with float columns
   (dense, or sparse for a resource few nodes have; group columns for
   aversion groups with many members) and exact per-block bounds;
@@ -16,7 +23,8 @@ Where things are:
 * :mod:`.columns`: what a node shows in a column.
 
 The index only ever skips nodes that provably cannot take the workload;
-every yes comes from :func:`pylighthouse.fit.check_fit`, so decisions are
+every yes comes from ``pylighthouse.fit.takes``, which gives
+:func:`pylighthouse.fit.check_fit`'s answer, so decisions are
 those of a plain scan in the strategy's order.
 """
 from .nodes import DEFAULT_LOAD, NodeIndex, NodeOrder, RubricOrder

@@ -10,8 +10,10 @@ block keeps its nodes' remaining quantities as floats, side by side, and
 the class keeps, per column, the largest value of each block: its *bound*.
 A node lacking the resource, or cordoned, reads minus infinity, so bounds
 cover the open nodes that have it. Columns are made when a search first
-needs them: a resource only one node has (a hostname tag) never gets one,
-it is found through ``bearers``, resource -> the nodes that have it. A
+needs them: a resource that at most :func:`~.plans.few_bearers` nodes of
+the class have (32 where nodes move, 400 where they keep their order; a
+hostname tag) never gets one, it is found through ``bearers``, resource ->
+the nodes that have it. A
 resource that few nodes of the class have (at most one in :data:`SPARSE`:
 one kind of device among hundreds) gets a *sparse* column
 (:meth:`NodeClass.add_column`): a block keeps, by node, the values of its
@@ -72,8 +74,7 @@ from .columns import (INF, LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupCo
                       JointColumn, column_value)
 from .derived import DerivedColumns
 
-__all__ = ["Block", "NodeClass", "Refused", "Floor", "Cursor", "JointColumn", "OPEN", "NEG",
-           "column_value"]
+__all__ = ["Block", "NodeClass", "Refused", "Floor", "Cursor"]
 
 #: A node's order key (to sort nodes by; the index, the search and the
 #: kept bearer orders all use this one).
@@ -82,7 +83,8 @@ BY_KEY = attrgetter("key")
 #: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers
-#: (see :meth:`NodeClass.refused`).
+#: (see :meth:`NodeClass.refused`), and sets of resources it knows it
+#: does not count the holders of.
 MAX_SEEN = 16384
 #: At most this many sets of resources a class counts the holders of per
 #: block (a cluster may have hundreds of kinds of device, asked for in
@@ -440,7 +442,8 @@ class NodeClass(DerivedColumns):
     def hot(self) -> Set[str]:
         """The resources whose columns the plans no longer put off: those
         whose searches lacking the column met :attr:`denials_most` refusals
-        (see :func:`.plans.deferrable`). O(R)."""
+        (see :func:`.plans.deferrable`), as the index counts them in
+        ``NodeIndex._denied``; read by the tests. O(R)."""
         most = self.denials_most
         return set() if most is None else {
             name for name, number in self.denials.items() if number >= most}

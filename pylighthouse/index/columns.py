@@ -6,7 +6,8 @@ resource's name), :data:`OPEN` (0 for an open node), a
 scale (the joint, masked and set columns of :mod:`.derived`), or a
 :class:`GroupColumn`, 0 for an open node not hosting an aversion group.
 :func:`column_value` gives a node's value in any of them; minus infinity
-means only that the node lacks the resource or is cordoned. O(1) each.
+means only that the node lacks a resource of the column, is cordoned or
+(a group column) hosts the group. O(1) each.
 """
 from typing import Any, Tuple
 
@@ -27,7 +28,9 @@ MIDDLE = RATIOS.index(0)
 #: The lowest float a node that has a resource shows for it (raising a
 #: quantity only lets more nodes through the sieve, never fewer).
 LOWEST = -1.7976931348623157e308
-#: At most this many sets of resources whose holders a block keeps.
+#: At most this many sets of resources whose holders a block keeps (and
+#: four times as many single resources); also the most set columns a
+#: class keeps.
 MAX_HOLDING = 256
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
@@ -66,8 +69,8 @@ class GroupColumn(_Key):
 
 def column_value(slot: Any, key: Any) -> float:
     """The float a node shows in column ``key``: its remaining quantity (at
-    least :data:`LOWEST`, so that minus infinity means only "lacks ``key``
-    or is cordoned"). O(1)."""
+    least :data:`LOWEST`, so that minus infinity means only "lacks a
+    resource of ``key``, is cordoned or hosts the group of ``key``"). O(1)."""
     if slot.cordoned:
         return NEG
     if key == OPEN:

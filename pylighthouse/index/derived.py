@@ -133,8 +133,8 @@ class DerivedColumns:
         its value in the resource's own column (:func:`column_value`: a
         quantity below :data:`LOWEST` reads as that, whose product with
         :data:`MASK` is minus infinity all the same) times :data:`MASK` and
-        its value in the joint column of ratio one: :meth:`move` and
-        :meth:`update` compute it inline, on the path of every placement.
+        its value in the joint column of ratio one: :meth:`~.blocks.NodeClass.move` and
+        :meth:`~.blocks.NodeClass.update` compute it inline, on the path of every placement.
         O(1) mostly."""
         held = self.masked_held.get(slot)
         if held is None:
@@ -175,7 +175,7 @@ class DerivedColumns:
         gaining room or joining gets its own value at once. (Made only
         where nodes keep their order: no node of the class ever moves.)
         Cost: O(N) once (each block's nodes having ``names``, see
-        :meth:`Block.holding`, and their values from the block's columns);
+        :meth:`~.blocks.Block.holding`, and their values from the block's columns);
         choosing the two resources (see :meth:`tightest`), once a class."""
         column = self.set_masked.get(names)
         if column is not None or len(self.set_masked) >= MAX_HOLDING:

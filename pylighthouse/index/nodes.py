@@ -3,7 +3,8 @@
 :class:`NodeIndex` is what a distributor asks "which node first?". It keeps
 every node in one :class:`~.blocks.NodeClass` (nodes sharing the resources
 below zero at capacity), a map resource -> nodes inside each class, the order
-(join order, or a rubric's score of remaining room for BinPack), and per
+(join order, or a :class:`NodeOrder`'s key of remaining room: BinPack's
+:class:`RubricOrder`, BestFit's room order), and per
 workload shape a :class:`~.plans.Plan`. :meth:`NodeIndex.first_fit` takes
 the earliest answer of the plan's classes (:mod:`.search`), and remembers
 what was proven to fit nowhere (per set of names asked for) until some
@@ -14,8 +15,9 @@ until some node loses a workload of a group.
 The interface a strategy uses (all a distributor calls):
 
 * ``add(slot)``, ``remove(slot)``: a node joins or leaves;
-* ``changed(slot, before)``: its remaining room changed (``before`` holds
-  the old quantities of the names that changed);
+* ``changed(slot, before, grew)``: its remaining room changed (``before``
+  holds the old quantities of the names that changed; ``grew``: whether a
+  quantity may have gone up);
 * ``cordoned(slot)``: its ``cordoned`` flag was flipped;
 * ``grouped(slot, groups)``, ``touched(slot, groups)``: a workload of
   aversion groups ``groups`` was placed on it, or left it (after
@@ -23,13 +25,18 @@ The interface a strategy uses (all a distributor calls):
 * ``first_fit(workload, groups, start)``: the first node in order from
   rank ``start`` (wrapping around) that takes the workload, skipping nodes
   that host one of ``groups``;
-* ``rank(slot)``, ``len(index)``, ``iter(index)`` (the nodes in order).
+* ``first_fit_after(...)``, ``first_fit_from(...)`` (BinPack, BestFit): a
+  search resumed after an earlier one of the same call, or from a node;
+* ``grown`` (a count of the times some node gained room), ``rank(slot)``;
+  BestFit also calls ``keep_columns_of``, ``bearer_count`` and
+  ``bearers``.
 
 A slot is any object with ``name``, ``node`` (its capacity in
-``node.resources``), ``remaining``, ``groups`` (a Counter of aversion
-groups), ``cordoned`` and a writable ``key``, which the index sets to the
-node's order key. The index holds plain data only (no functions), so it
-copies and pickles with its distributor.
+``node.resources``), ``remaining``, ``below`` (its count of resources
+below zero, see :func:`pylighthouse.fit.count_below`), ``groups`` (a
+Counter of aversion groups), ``cordoned`` and a writable ``key``, which the
+index sets to the node's order key. A copied or pickled distributor builds
+its index anew from its snapshot.
 """
 from bisect import bisect_left
 from decimal import Decimal
@@ -70,7 +77,7 @@ MOVING_LOAD = 40
 #: at 4096, plans were made 39,000 times instead of 25,000, and placing
 #: took 6% more; the plans of 25,000 shapes take about 40 MB.
 MAX_SHAPES = 32768
-#: Set columns (see :meth:`~.blocks.NodeClass.mask_set`) are made in classes
+#: Set columns (see :meth:`~.derived.DerivedColumns.mask_set`) are made in classes
 #: of at least this many blocks only (about 1,500 nodes): a search that finds
 #: nothing in fewer is answered faster without one (measured on the
 #: ``kinds`` mix of ``benchmarks/mixes.py``, RoundRobin's failing searches:
@@ -156,7 +163,7 @@ class NodeIndex:
     """A distributor's nodes, by class and in order; see the module docstring.
 
     ``order`` (a :class:`NodeOrder`, such as :class:`RubricOrder` for
-    BinPack) orders nodes by a key of their remaining room, recomputed
+    BinPack, or BestFit's room order) orders nodes by a key of their remaining room, recomputed
     after every change; without one, nodes keep the order they joined in.
     ``load`` is the number of nodes per block (by default
     :data:`DEFAULT_LOAD`, or :data:`MOVING_LOAD` with an ``order``).
@@ -170,7 +177,7 @@ class NodeIndex:
         self._classes: Dict[FrozenSet[str], NodeClass] = {}
         self._home: Dict[str, NodeClass] = {}
         self._joins = 0
-        self._order: List[Any] = []  # join order keys, when there is no rubric
+        self._order: List[Any] = []  # join order keys, when there is no order
         self._layout = 0  # moves when classes appear, vanish or gain names
         self._grown = 0  # moves when any open node gains room
         self._plans: Dict[Shape, Plan] = {}
@@ -221,7 +228,7 @@ class NodeIndex:
 
     def rank(self, slot: Any) -> int:
         """How many nodes come before ``slot`` in order. O(log N), or
-        O(N / L) with a rubric."""
+        O(N / L) with an ``order``."""
         if self._ordering is None:
             return bisect_left(self._order, slot.key)
         return sum(nodes.count_before(slot.key) for nodes in self._classes.values())
@@ -269,7 +276,8 @@ class NodeIndex:
         self._grown += 1
 
     def remove(self, slot: Any) -> None:
-        """Node ``slot`` leaves. O(log N + R + C x L)."""
+        """Node ``slot`` leaves. O(log N + R + C x L), plus O(N) in C to drop
+        its join-order key where nodes keep their order."""
         nodes = self._home.pop(slot.name)
         nodes.delete(*nodes.locate(slot.key))
         nodes.forget(slot)
@@ -296,7 +304,7 @@ class NodeIndex:
     def changed(self, slot: Any, before: Mapping[str, Decimal], grew: bool) -> None:
         """The remaining quantities of ``slot`` named in ``before`` changed
         (``before`` holds the old ones; ``grew``: whether one may have gone
-        up). O(log N + k) mostly, O(C x L) when the node moves in a rubric's
+        up). O(log N + k) mostly, O(C x L) when the node moves in the
         order."""
         nodes = self._home[slot.name]
         index, position = nodes.locate(slot.key)
@@ -351,11 +359,12 @@ class NodeIndex:
         around, where ``workload`` fits, skipping nodes that host a workload
         of one of ``groups``; ``None`` when there is none.
 
-        Cost: O(1) for a shape proven to fit nowhere since the last gain of
-        room (with ``groups``, or to fit no node hosting none of them since
-        then and since a node last lost a workload of some group); else,
-        per class that can host the shape, O(B + L) comparisons
-        in C and one check of the fit rule per node that passes the bounds
+        Cost: O(F x R) for a shape proven to fit nowhere since the last gain
+        of room (F vectors kept, R requirements; with ``groups``, or to fit
+        no node hosting none of them since then and since a node last lost
+        a workload of some group); else, per class that can host the shape,
+        O(B) comparisons in C plus O(L) per block whose bounds pass, and
+        one check of the fit rule per node that passes them
         (:mod:`.search`).
         """
         shape = (tuple(workload.requirements), workload.immunities)
@@ -471,7 +480,7 @@ class NodeIndex:
         self._remember_nowhere(shape, requirements, groups)
         if not groups:
             # (a set of kinds found nowhere gets its set column in a class
-            # of many blocks, see :meth:`~.blocks.NodeClass.mask_set`;
+            # of many blocks, see :meth:`~.derived.DerivedColumns.mask_set`;
             # not when the few nodes having them all were tried instead)
             for entry in plan.entries:
                 if entry.settable is not None and entry.holding is not None \

@@ -26,7 +26,10 @@ for the same such requirements (:meth:`Entry.promote`). A resource that
 only some nodes of a class have, on many of them, gets its column only
 once searches lacking it were refused often enough (:func:`deferrable`).
 
-Cost: making a plan O(K x R) for K classes and R names; using one O(K).
+Cost: making a plan O(K x R log R) for K classes and R names, plus O(N)
+for each column it has a class make and, where nodes keep their order, for
+the lists of nodes in order or having all its names it has a class keep;
+using one O(K).
 """
 import math
 from bisect import bisect_left
@@ -118,7 +121,7 @@ TOGETHER = 256
 _NONE: FrozenSet[Any] = frozenset()
 #: The threshold of a joint column: the workload's own scaled least.
 JOINT = "joint"
-#: The threshold of a masked column (:meth:`~.blocks.NodeClass.mask`): the
+#: The threshold of a masked column (:meth:`~.derived.DerivedColumns.mask`): the
 #: same, over its three resources.
 MASKED = "masked"
 #: A class's joint columns are tried when, over a window of this many of its
@@ -199,10 +202,10 @@ class Entry:
         # last found, and they, or ``None`` when they were too many)
         self.few: Tuple[int, Optional[AbstractSet[Any]]] = (-1, None)
         # (the shape's immunities, when a set column of :attr:`holding` may
-        # lead its sieves, see :meth:`~.blocks.NodeClass.mask_set`)
+        # lead its sieves, see :meth:`~.derived.DerivedColumns.mask_set`)
         self.settable: Optional[FrozenSet[str]] = None
         # (the requirement values the last sieve was made for, the object,
-        # and that sieve: see :meth:`.nodes.NodeIndex._earliest`)
+        # and that sieve: see :meth:`.nodes.NodeIndex._by_columns`)
         self.last: Any = None
         self.last_sieve: List[Tuple[Any, float]] = []
         # (what :meth:`complete` needs to make the pairs of an entry made
@@ -404,7 +407,7 @@ class Entry:
         away runs of blocks. (Such a shape keeps no floor, see
         :func:`.nodes.floor_run`.) Once the class has a set column for the
         two or more (made when a search for them found no node, see
-        :meth:`~.blocks.NodeClass.mask_set`), it leads, if the workload
+        :meth:`~.derived.DerivedColumns.mask_set`), it leads, if the workload
         asks for, and is not immune to, its two other resources."""
         pairs: List[Tuple[Any, float]] = []
         holding = self.holding
@@ -429,7 +432,7 @@ def deferrable(nodes: NodeClass, name: str, bearers: int) -> bool:
     :data:`~.blocks.SPARSE`; not below zero on any): yes while the class
     keeps no column of it and searches lacking one did not find
     :data:`DENIALS` nodes refusing after their sieves passed them (see
-    :meth:`~.nodes.NodeIndex._earliest`, which then has the plans made
+    :meth:`~.nodes.NodeIndex._by_columns`, which then has the plans made
     again, with the column). Nodes with hundreds of kinds of device, each
     on many nodes and asked for by a few workloads, would otherwise have
     hundreds of columns made, and kept up to date at every placement where
@@ -485,7 +488,7 @@ def review_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: Frozen
 
     Per-resource bounds cannot see that the cpu left and the memory left
     sit on different nodes; the joint columns
-    (:meth:`~.blocks.NodeClass.make_joint`) can, but every placement then
+    (:meth:`~.derived.DerivedColumns.make_joint`) can, but every placement then
     keeps five more columns up to date. So they are made on trial, over the
     two resources the workload asks for with the least left of the class's
     capacity, when the window of :data:`JOINT_WINDOW` searches just ended
@@ -571,7 +574,7 @@ def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
     choose a new joint column's resources) and immune to ``immunities``.
     ``masking``: a resource only some nodes of a class with joint columns
     have is sieved on its masked column first (see
-    :meth:`~.blocks.NodeClass.mask`), as where nodes move at every
+    :meth:`~.derived.DerivedColumns.mask`), as where nodes move at every
     placement: there the nodes having it that are full gather at the front,
     where each search starts. (Where nodes keep their order, their blocks
     are passed by the joint columns' bounds, and a search looks inside a
@@ -596,7 +599,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     are too many (:meth:`Entry.complete`). Hundreds of kinds of device
     make tens of thousands of such shapes, most searched once, and their
     sieves (a masked column each, where nodes move) were made for
-    nothing. O(R log R)."""
+    nothing. O(R log R), plus O(N) for each column it has the class make."""
     names = tuple(needed)
     bearers = nodes.bearers
     counts: Dict[str, int] = {}  # (per name, how many nodes have it)
@@ -683,7 +686,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     if partial:
         pairs = partial + [pair for pair in pairs if pair not in partial]
         # (the one fewest nodes have, masked by the joint columns, leads:
-        # see :meth:`~.blocks.NodeClass.mask`)
+        # see :meth:`~.derived.DerivedColumns.mask`)
         name, fixed = partial[0]
         if masking and fixed is None and nodes.joint is not None \
                 and len(pairs) > len(partial) and pairs[len(partial)][1] is JOINT \

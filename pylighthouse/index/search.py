@@ -30,13 +30,14 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    class counts such nodes per block where nodes move at every
    placement, see :meth:`~.blocks.NodeClass.counting`) is passed; so is
    a block that keeps a *frontier* (a class with joint columns, see
-   :meth:`~.blocks.NodeClass.frontier`) and has no node with enough of
+   :meth:`~.derived.DerivedColumns.frontier`) and has no node with enough of
    both joint resources, by one bisection; else, inside the
    block, the nodes whose floats pass every pair, found the same way on
    the block's columns, the group column's too (for a workload asking for
-   resources that only some nodes of the class have, in Python over the
-   nodes having them all, which the block keeps per set of such resources
-   until a node joins, leaves or moves in it, each checked on those
+   resources that only some nodes of the class have, where nodes keep
+   their order, in Python over the nodes having them all, which the block
+   keeps per set of such resources until a node joins, leaves or moves in
+   it, each checked on those
    resources first: see
    :meth:`~.blocks.Block.holding`; for a sieve led by a sparse column,
    over the block's nodes having its resource), the pair that turned
@@ -44,7 +45,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 4. for each of those, in order: skip it if cordoned or averse (it hosts a
    workload sharing an aversion group: a search that steps over many such
    nodes one by one has the class make the group's column for the next
-   ones, see :meth:`.nodes.NodeIndex._earliest`), else ask the fit rule,
+   ones, see :meth:`.nodes.NodeIndex._by_columns`), else ask the fit rule,
    :func:`pylighthouse.fit.takes` (the answer of
    :func:`~pylighthouse.fit.check_fit`, without its argument checks and
    reason, and with the node's resources not asked for read only when
@@ -62,7 +63,7 @@ workload's shape, aversion groups and requirements
 (:meth:`~.blocks.NodeClass.refused`) until one of its nodes gains room or
 loses a group: the next search for the same vector skips the block in
 step 2, in C (and reuses the vector's sieve, kept there too: see
-:meth:`.nodes.NodeIndex._earliest`). So averse nodes that fit are
+:meth:`.nodes.NodeIndex._by_columns`). So averse nodes that fit are
 stepped over one by one once per block, not once per search. For a
 workload of an aversion group, a block also passes when what its open
 nodes free of the group show at most, kept by the block since a search for
@@ -75,9 +76,9 @@ quantities are searched once. A block looked inside in vain
 twice with no change between also makes its frontier, kept until one of
 its columns changes: a workload of other quantities that the bounds let
 through (the cpu left on one node, the memory on another) is then
-refused without looking inside. (Only a workload asking for no resource
-that just some nodes of the class have makes one: another is mostly
-refused for want of a node having those.)
+refused without looking inside. (Where nodes keep their order, only a
+workload asking for no resource that just some nodes of the class have
+makes one: another is mostly refused for want of a node having those.)
 
 The sieve only ever rejects nodes that cannot fit, so every decision is the
 one :func:`~pylighthouse.fit.check_fit` makes in the strategy's order.
@@ -111,7 +112,6 @@ Sieve = List[Tuple[Any, float]]
 #: search's threshold in that column.
 Away = Tuple[List[int], List[float], float]
 
-_NEG = float("-inf")
 #: Columns sieved inside a block (the first of the sieve, in C: a resource
 #: only some nodes of the class bear, else the joint column when there is
 #: one; the next ones in Python); the rest is left to
@@ -247,7 +247,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
         sparse_lead = lead in nodes.sparse
         rest, rest_sparse = _split_sparse(nodes, rest)
     # (a set column leads: a block looked inside in vain brings its values
-    # down, see :meth:`~.blocks.NodeClass.sharpen`)
+    # down, see :meth:`~.derived.DerivedColumns.sharpen`)
     sharpening = holding if type(lead) is JointColumn and lead[0] == "set" else None
     # (the thresholds of the joint columns' two resources, when the class
     # has joint columns, looked up at the first block with a frontier)
@@ -452,7 +452,9 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
             # a block that changes at every placement would not use it; not
             # for a workload asking for resources only some nodes have,
             # which the block mostly refuses for want of a node having
-            # them: such frontiers were made and almost never used)
+            # them, where nodes keep their order (``holding`` is None
+            # where they move): such frontiers were made and almost never
+            # used)
             if frontier is None:
                 block.frontier = ()
             else:
@@ -509,10 +511,7 @@ def _to_front(pairs: List[Any], column: Any) -> None:
             return
 
 
-Pairs = List[Tuple[Any, float]]
-
-
-def _split_sparse(nodes: NodeClass, pairs: Sieve) -> Tuple[Pairs, Optional[Pairs]]:
+def _split_sparse(nodes: NodeClass, pairs: Sieve) -> Tuple[Sieve, Optional[Sieve]]:
     """``pairs`` parted into those of dense columns and those of sparse
     ones (``None`` when there are none). O(len(pairs))."""
     sparse = nodes.sparse
@@ -548,7 +547,7 @@ def _meets(sparse: Dict[Any, Dict[Any, float]], slot: Any,
     columns; a node lacking the resource reads minus infinity)."""
     for key, threshold in pairs:
         values = sparse.get(key)
-        if values is None or values.get(slot, _NEG) < threshold:
+        if values is None or values.get(slot, NEG) < threshold:
             return False
     return True
 
@@ -611,7 +610,7 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
 
 def short_of_both(frontier: Tuple[List[float], ...], both: Tuple[float, float]) -> bool:
     """Whether no node of a block with this frontier (see
-    :meth:`~.blocks.NodeClass.frontier`) has at least both thresholds of
+    :meth:`~.derived.DerivedColumns.frontier`) has at least both thresholds of
     ``both``. O(log L)."""
     xs, ys = frontier
     at = bisect_left(xs, both[0])
