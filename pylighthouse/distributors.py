@@ -1069,11 +1069,17 @@ class Distributor:
         if self._changed_nodes is not None:
             self._changed_nodes[slot.name] = None
         remaining = slot.remaining
+        capacity = slot.node.resources
         before = {}
         grew = False  # (a positive requirement given back)
         for key, needed in workload.requirements.items():
             before[key] = left = remaining[key]
-            remaining[key] = now = left + needed
+            now = left + needed
+            if now == capacity[key]:
+                # (back to the capacity as written: 0.30 less 0.10, plus
+                # 0.10 again, is 0.30, not 0.300)
+                now = capacity[key]
+            remaining[key] = now
             if needed > ZERO:
                 grew = True
                 if left < ZERO <= now:

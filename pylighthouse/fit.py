@@ -100,15 +100,11 @@ def check_fit(remaining: Mapping[str, Any],
     if not isinstance(remaining, Mapping):
         raise InvalidTypeError(f"check_fit: remaining: expected a mapping of resource "
                                f"name to number, got {type(remaining).__name__}")
-    if not set(map(type, remaining.values())) <= _EXACT_ONLY:
-        # plain numbers, read as the library reads a node's (a node state's
-        # sums beyond the input range too)
-        remaining = to_quantities(remaining, "check_fit", "remaining", False, {},
-                                  read=made_quantity)
+    # (read as the library reads a node's, exact quantities included: a
+    # node state's sums beyond the input range too)
+    remaining = to_quantities(remaining, "check_fit", "remaining", False, {},
+                              read=made_quantity)
     return reason_of(remaining, workload)
-
-
-_EXACT_ONLY = frozenset((Decimal,))
 
 
 def reason_of(remaining: Mapping[str, Decimal], workload: Workload) -> Optional[Reason]:

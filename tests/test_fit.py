@@ -162,7 +162,17 @@ def test_check_fit_reads_plain_numbers_exactly_and_names_bad_ones():
                          ({"cpu": 10 ** 5000}, "check_fit: remaining['cpu']: an integer"),
                          ({"cpu": 5e-324}, "check_fit: remaining['cpu']: 5e-324 is out"),
                          ({"cpu": Decimal("NaN"), "mem": 1.0},
-                          "check_fit: remaining['cpu']: NaN is not a quantity")]:
+                          "check_fit: remaining['cpu']: NaN is not a quantity"),
+                         # (exact quantities only: they were not read at
+                         # all, so NaN, bad keys and range went through)
+                         ({"cpu": Decimal(1), "x": Decimal("NaN")},
+                          "check_fit: remaining['x']: NaN is not a quantity"),
+                         ({"cpu": Decimal(3), "x": Decimal("NaN")},
+                          "check_fit: remaining['x']: NaN is not a quantity"),
+                         ({"cpu": Decimal("1E+400")},
+                          "check_fit: remaining['cpu']: 1E+400 is out of range"),
+                         ({1: Decimal(5), "cpu": Decimal(5)},
+                          "check_fit: remaining keys must be non-empty strings")]:
         with pytest.raises(LighthouseException, match=re.escape(message)):
             check_fit(bad, needs)
     with pytest.raises(InvalidTypeError, match="check_fit: workload: expected a Workload "

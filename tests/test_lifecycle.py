@@ -33,6 +33,19 @@ def test_release_returns_resources_exactly():
     assert distributor.assignments == {}
 
 
+def test_a_node_given_back_all_it_gave_reads_as_written():
+    # (0.3...01 less 0.1...010 plus it again was 0.3...010: equal, but the
+    # reasons printed a number the caller never wrote)
+    capacity = Decimal("0.3000000000000000000001")
+    distributor = PrioritizedDistributor([{"name": "n", "resources": {"cpu": capacity}}])
+    distributor.attempt_assign_loads(
+        [{"name": "w", "requirements": {"cpu": Decimal("0.10000000000000000000010")}}])
+    distributor.release_loads(["w"])
+    assert str(distributor.node_state("n").remaining["cpu"]) == str(capacity)
+    assert str(distributor.explain({"name": "x", "requirements": {"cpu": 1}})) == \
+        "0/1 nodes fit: 1 insufficient cpu (needs 1, most left 0.3000000000000000000001)"
+
+
 def test_release_of_an_unknown_name_changes_nothing():
     distributor = PrioritizedDistributor.from_list(NODES)
     distributor.attempt_assign_loads(loads(("x", 1)))
