@@ -3186,3 +3186,29 @@ def test_only_sets_of_kinds_on_few_nodes_are_counted_per_block(strategy):
         assert nodes_class.uncounted[frozenset("ab")] == nodes_class.members
     assert_same_state(fast, reference)
     check_index(fast)
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_a_floor_reads_a_column_made_sparse_before_every_node_had_its_resource(strategy):
+    # (a column made sparse while one node lacked the resource stays sparse
+    # after that node leaves; the plans then treat the resource as one every
+    # node has, floors included, and the floor's run read the column as a
+    # dense one: KeyError)
+    nodes = [{"name": f"n{i}", "resources": {"cpu": 4, "mem": 8}} for i in range(12)]
+    nodes.insert(3, {"name": "odd", "resources": {"cpu": 4}})
+    batches = [[{"name": f"a{i}", "requirements": {"cpu": 4, "mem": 8}} for i in range(5)],
+               [{"name": f"b{i}", "requirements": {"cpu": 1.5, "mem": 3.5}} for i in range(4)],
+               [{"name": f"c{i}", "requirements": {"cpu": 1, "mem": 2}} for i in range(4)]]
+    answers = []
+    for indexed in (True, False):
+        distributor = make(strategy, nodes, {"cpu": 1, "mem": 1}, indexed, load=3,
+                           floors="eager", sparse=1)
+        with settings_of(indexed, 3, "eager", "eager", 1):
+            if indexed:
+                [nodes_class] = distributor._index._classes.values()
+                nodes_class.add_column("mem")
+                assert "mem" in nodes_class.sparse
+            distributor.remove_nodes(["odd"])
+            answers.append([distributor.attempt_assign_loads(batch) for batch in batches])
+    assert answers[0] == answers[1]
+    assert all(answers[0][0].values())

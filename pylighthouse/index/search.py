@@ -571,8 +571,10 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     if prefix and stamps[:prefix] == versions[:prefix]:
         done = prefix
     # (a shape with a floor asks only for resources every node of the
-    # class has: its sieve holds no sparse column)
+    # class has, but one of their columns may have been made sparse while
+    # some node lacked it: those are read node by node)
     (lead, least), rest = sieve[0], sieve[1:NEAR]
+    dense, by_node = _split_sparse(nodes, sieve[:NEAR]) if nodes.sparse else ([], None)
     total = len(blocks)
     if least <= nodes.tops[lead]:
         candidates, bounded = _passing(nodes.bounds, sieve, done, versions,
@@ -593,6 +595,15 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
                     if both is not None and short_of_both(frontier, both):
                         continue  # (no node has enough of both)
                 cols = block.cols
+                if by_node is not None:
+                    for position, slot in enumerate(block.slots):
+                        if all(cols[key][position] >= threshold for key, threshold in dense) \
+                                and _meets(block.sparse, slot, by_node):
+                            total = index
+                            break
+                    if total == index:
+                        break
+                    continue
                 for position in compress(count(), map(ge, cols[lead], repeat(least))):
                     for key, threshold in rest:
                         if cols[key][position] < threshold:
