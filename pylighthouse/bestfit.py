@@ -804,6 +804,20 @@ class BestFitDistributor(Distributor):
         self._shares.pop(slot.name, None)
         self._sequence_numbers.pop(slot.name, None)
 
+    def _rolled_back(self) -> None:
+        # (a node that joined in the undone call is gone, one that left is
+        # back at its place in join order: the numbers that break ties are
+        # given again in that order, and what was kept per node name, and
+        # the sums of room, are made afresh from the nodes as they are)
+        self._scale = None
+        self._counted.clear()
+        self._shares.clear()
+        self._sequence_numbers = {name: number for number, name in enumerate(self._slots, 1)}
+        self._joined_count = len(self._slots)
+        self._open_room = _Room()
+        self._held_room = _Room()
+        self._room_marks.clear()
+
     def _catch_up_room(self) -> None:
         """Bring the sums of room up to date: the mark of each node changed
         since taken out, and the node, if still here and open, counted as it

@@ -128,7 +128,10 @@ class _Parser(argparse.ArgumentParser):
             file.write(message)
             file.flush()
         else:
-            super()._print_message(message, file)
+            try:
+                super()._print_message(message, file)
+            except (AttributeError, OSError):
+                pass  # (no stderr to write to: as argparse does from Python 3.11 on)
 
 
 def _parser() -> argparse.ArgumentParser:

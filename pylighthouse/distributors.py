@@ -914,6 +914,11 @@ class Distributor:
     def _recall(self, memento: Any) -> None:
         """Restore what :meth:`_memento` returned."""
 
+    def _rolled_back(self) -> None:
+        """Called when a failed call was undone (the nodes, their order and
+        the placements are as they were; the index is made again next): the
+        strategy forgets what it derived from the undone changes."""
+
     @classmethod
     def _restore(cls, snapshot: Mapping[str, Any], nodes: List[Node]) -> "Distributor":
         return cls(nodes)
@@ -1162,6 +1167,7 @@ class Distributor:
             for group, count in slot.groups.items():
                 self._group_nodes.setdefault(group, Counter())[slot.name] = count
         self._recall(journal.memento)
+        self._rolled_back()
         if self._changed_nodes is not None:
             self._changed_nodes.update(dict.fromkeys(self._slots))
         if self._index is not None:

@@ -535,7 +535,8 @@ def _accept_limit(value: Any, what: str) -> Optional[int]:
             f"{what}: expected a whole number or None, got {type(value).__name__} {shown(value)}")
     if value < 0:
         raise InvalidInputError(f"{what}: must be at least 0, got {value}")
-    return value
+    whole: int = value
+    return whole
 
 
 # ------------------------------------------------------------ scale down

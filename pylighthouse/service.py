@@ -62,7 +62,8 @@ _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found",
 def _count(value: Any, name: str, least: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise ValueError(f"{name}: expected a whole number >= {least}, got {value!r}")
-    return value
+    whole: int = value
+    return whole
 
 
 def server_settings(timeout: Any, max_connections: Any,
@@ -148,7 +149,7 @@ class _Answer(Exception):
 
 
 def _document(name: str) -> bytes:
-    return files("pylighthouse").joinpath("schemas", name).read_bytes()
+    return (files("pylighthouse") / "schemas" / name).read_bytes()
 
 
 def make_app(max_body_bytes: Optional[int] = None, *,

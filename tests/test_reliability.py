@@ -8,10 +8,11 @@ fuzzing to the library's own error.
 """
 import decimal
 from decimal import Decimal
+from math import inf
 
 import pytest
 
-from pylighthouse import (Distributor, InvalidInputError, InvalidTypeError,
+from pylighthouse import (BestFitDistributor, Distributor, InvalidInputError, InvalidTypeError,
                           LighthouseException, Node, PrioritizedDistributor, Workload,
                           check_fit, plan_scale_down, plan_scale_up)
 from pylighthouse.errors import SHOWN_LIMIT
@@ -158,6 +159,44 @@ def test_a_failure_inside_the_index_is_rolled_back(strategy, call):
 def test_a_failure_inside_the_distributor_is_rolled_back(strategy, call):
     steps = check_rolls_back(strategy, call, plant_in_own_steps)
     assert steps >= 0
+
+
+def test_bestfit_forgets_what_it_kept_of_an_undone_call():
+    # (BestFit keeps, per node name, the number that breaks ties in join
+    # order and what it counted of the node; an undone call left a removed
+    # node a new number, so it lost ties it won, and an added node's
+    # counts behind, so a later node of that name was scored as the first)
+    both = [{"name": "n1", "resources": {"cpu": 4}}, {"name": "n2", "resources": {"cpu": 4}}]
+    distributor, untouched = BestFitDistributor(both), BestFitDistributor(both)
+
+    def interrupted(loads, all_or_nothing):  # (placing the removed node's workloads)
+        raise Injected("remove")
+    distributor._assign = interrupted
+    with pytest.raises(Injected):
+        distributor.remove_nodes(["n1"])
+    del distributor._assign
+    probe = [{"name": "w", "requirements": {"cpu": 1}}]
+    assert distributor.attempt_assign_loads(probe) == untouched.attempt_assign_loads(probe) \
+        == {"w": "n1"}
+
+    one = [{"name": "a", "resources": {"cpu": 4, "mem": 4}}]
+    distributor, untouched = BestFitDistributor(one), BestFitDistributor(one)
+    joined = distributor._joined
+
+    def interrupted_join(slot):
+        joined(slot)
+        raise Injected("add")
+    distributor._joined = interrupted_join
+    with pytest.raises(Injected):
+        distributor.add_nodes([{"name": "x", "resources": {"cpu": 1, "tag": 0, "ward": -inf}}])
+    del distributor._joined
+    assert distributor.to_dict() == untouched.to_dict()
+    for each in (distributor, untouched):
+        each.add_nodes([{"name": "x", "resources": {"cpu": 1, "mem": 1}}])
+    assert distributor.room_score("x") == untouched.room_score("x") == 2
+    probe = [{"name": "w", "requirements": {"cpu": 1, "mem": 1}}]
+    assert distributor.attempt_assign_loads(probe) == untouched.attempt_assign_loads(probe) \
+        == {"w": "a"}
 
 
 def test_a_failed_fit_check_during_record_running_changes_nothing(monkeypatch):

@@ -153,7 +153,8 @@ def _entry(item: Any, fields: Tuple[str, ...], where: str, needed: str) -> None:
 def _cycle(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInputError(f"{where}: expected a whole number, at least 0, got {shown(value)}")
-    return value
+    whole: int = value
+    return whole
 
 
 def _seconds(value: Any, where: str) -> None:

@@ -202,4 +202,5 @@ def _count(value: Any, what: str) -> int:
         raise InvalidTypeError(f"{what}: expected a whole number, got {type(value).__name__}")
     if value < 0:
         raise InvalidInputError(f"{what}: must be at least 0, got {value}")
-    return value
+    whole: int = value
+    return whole
