@@ -133,7 +133,13 @@ def test_the_wheel_carries_the_metadata_data_files_and_command(dist):
         assert any(line.startswith(f"Project-URL: {label}, https://") for line in headers), label
     for extra in ("serve", "docs", "test"):
         assert f"Provides-Extra: {extra}" in headers
+    assert "Requires-Dist: waitress>=3; extra == \"serve\"" in headers
     assert re.search(r"^pylighthouse = pylighthouse\.cli:main$", entry_points, re.M)
+    # (the description is shown away from the repository: its links are whole)
+    description = metadata.split("\n\n", 1)[1]
+    links = re.findall(r"`[^`<]*<([^>]+)>`_", description)
+    assert len(links) >= 10
+    assert all(link.startswith("https://") for link in links), links
 
 
 def test_the_installed_wheel_runs(dist, tmp_path):
