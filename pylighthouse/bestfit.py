@@ -375,7 +375,7 @@ class BestFitDistributor(Distributor):
         more than :data:`KEPT_SHARES` resources). Cost: O(R) additions,
         and a division a resource (a resource changed, when kept)."""
         if self._rubric is not None:
-            score = self._rubric.score(slot.remaining)
+            score = self._rubric._score(slot.remaining)
             return (1, ZERO) if score.is_nan() else (0, score)
         divide = SHARES.divide
         remaining = slot.remaining

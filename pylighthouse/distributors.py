@@ -308,15 +308,18 @@ def _changing(method: _Method) -> _Method:
             if self._journal is not None:
                 return method(self, *args, **kwargs)
             caller = _current()
-            _use(EXACT)
-            journal = self._journal = _Journal(self)
             try:
-                with paused():
-                    return method(self, *args, **kwargs)
-            except BaseException:
-                self._journal = None
-                self._roll_back(journal)
-                raise
+                _use(EXACT)
+                # (inside: the caller's context comes back even when making
+                # the journal fails, as a KeyboardInterrupt may make it)
+                journal = self._journal = _Journal(self)
+                try:
+                    with paused():
+                        return method(self, *args, **kwargs)
+                except BaseException:
+                    self._journal = None
+                    self._roll_back(journal)
+                    raise
             finally:
                 self._journal = None
                 _use(caller)
@@ -1388,7 +1391,7 @@ class BinPackDistributor(Distributor):
         # and workloads of one flavour share one requirement map: each map is
         # scored once, and the workloads are grouped by score, so that only
         # names are sorted.
-        score = self._rubric.score
+        score = self._rubric._score
         scores: Dict[int, Decimal] = {}  # (the maps stay alive in ``workloads``)
         groups: Dict[Decimal, List[Workload]] = {}
         for load in workloads:

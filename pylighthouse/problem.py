@@ -22,7 +22,7 @@ from .bestfit import BestFitDistributor
 from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     LighthouseException, json_path, quoted)
+                     SHOWN_LIMIT, LighthouseException, json_path, quoted)
 from .model import Node, Workload, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
@@ -140,12 +140,23 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
         raise InvalidInputError(
             f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
             f"column {error.colno})") from None
-    except (ValueError, ArithmeticError, RecursionError) as error:
-        # Integers with thousands of digits, exponents beyond what a decimal
-        # holds, or nesting deeper than Python's stack.
-        reason = ("nested too deeply" if isinstance(error, RecursionError)
-                  else "a number is too long or too large")
-        raise InvalidInputError(f"{where}: invalid JSON: {reason}") from None
+    except RecursionError:  # (nesting deeper than Python's stack)
+        raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
+    except (ValueError, ArithmeticError):
+        # Integers of more digits than Python reads, or exponents beyond
+        # what a decimal holds: read again, marking them, to say where.
+        flaws = []
+        try:
+            parsed = json.loads(
+                text, parse_float=lambda number: _number(flaws, number, Decimal),
+                parse_int=lambda number: _number(flaws, number, int),
+                parse_constant=lambda name: _flaw(flaws, _Constant(name)),
+                object_pairs_hook=lambda pairs: _object(flaws, pairs))
+        except (ValueError, ArithmeticError, RecursionError):
+            parsed = None
+        if not flaws:
+            raise InvalidInputError(
+                f"{where}: invalid JSON: a number is too long or too large") from None
     if flaws:
         try:
             path, message = _first_flaw(parsed, "")
@@ -160,6 +171,20 @@ class _Constant:
 
     def __init__(self, name: str):
         self.name = name
+
+
+class _Beyond:
+    """Where the text held a number too long or too large to read."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _number(flaws: List[Any], text: str, read: Callable[[str], Any]) -> Any:
+    try:
+        return read(text)
+    except (ValueError, ArithmeticError):
+        return _flaw(flaws, _Beyond(text))
 
 
 class _Repeated:
@@ -187,6 +212,11 @@ def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
     if isinstance(value, _Constant):
         return path, (f"{value.name} is not JSON; write the strings "
                       f'"inf" or "-inf" for infinities')
+    if isinstance(value, _Beyond):
+        text = value.text if len(value.text) <= SHOWN_LIMIT \
+            else value.text[:SHOWN_LIMIT] + f"... ({len(value.text)} characters)"
+        return path, (f"{text} is out of range (magnitudes from 1e-{MAX_EXPONENT} to "
+                      f"1e{MAX_EXPONENT}, at most {MAX_EXPONENT} decimal places)")
     pairs: Any = ()
     if isinstance(value, _Repeated):
         pairs = value.pairs

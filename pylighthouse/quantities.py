@@ -161,9 +161,14 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
     elif not quantity:
         quantity = ZERO  # 0E-999999999 would make every sum it meets that long
     elif quantity.adjusted() >= MAX_EXPONENT and (quantity.adjusted() > MAX_EXPONENT
-                                                  or quantity.copy_abs() > _HIGHEST) \
-            or int(quantity.as_tuple().exponent) < -MAX_EXPONENT:  # finite here: an int
+                                                  or quantity.copy_abs() > _HIGHEST):
         raise _out_of_range(value, where)
+    elif int(quantity.as_tuple().exponent) < -MAX_EXPONENT:  # finite here: an int
+        # (the places of the value, not of its spelling: 1.0E-300 is 1e-300)
+        try:
+            quantity = quantity.quantize(_LEAST, context=_QUANTIZE)
+        except decimal.Inexact:
+            raise _out_of_range(value, where) from None
     if kind is int or kind is float:  # (both float zeros are ZERO: one key)
         _made(kind, value, quantity)
     return quantity
@@ -171,6 +176,11 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
 
 #: The largest magnitude of a finite quantity.
 _HIGHEST = Decimal(f"1e{MAX_EXPONENT}")
+#: The last decimal place a quantity may have, and the context that drops
+#: only zeros beyond it.
+_LEAST = Decimal(f"1e-{MAX_EXPONENT}")
+_QUANTIZE = EXACT.copy()
+_QUANTIZE.traps[decimal.Inexact] = True
 #: Integers longer than this (in bits) are out of range whatever they hold.
 _MAX_BITS = 4 * MAX_EXPONENT
 #: Floats whose magnitude lies between these are in range (at most 17
@@ -326,6 +336,13 @@ _INFINITE_WORDS = {"inf": INFINITY, "+inf": INFINITY, "infinity": INFINITY,
                    "-infinity": -INFINITY}
 
 
+#: Reads a decimal string exactly, and raises where the number is beyond
+#: any decimal's exponent rather than rounding it to zero or infinity.
+_READ_STRING = EXACT.copy()
+for _signal in (decimal.Underflow, decimal.Clamped):
+    _READ_STRING.traps[_signal] = True
+
+
 def from_json_quantity(value: Any, where: str, finite: bool = False,
                        decimal_strings: bool = False) -> Decimal:
     """Read a quantity written by :func:`to_json_quantity` (or by a person).
@@ -344,7 +361,11 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
             return to_quantity(_INFINITE_WORDS[word], where, finite)
         if decimal_strings:
             try:
-                parsed = EXACT.create_decimal(value.strip())
+                parsed = _READ_STRING.create_decimal(value.strip())
+            except (decimal.Overflow, decimal.Underflow, decimal.Clamped):
+                # (a number, beyond what a decimal holds at all: it was
+                # rounded to zero, or raised past its label)
+                raise _out_of_range(value, where) from None
             except (decimal.InvalidOperation, ValueError):
                 parsed = None
             if parsed is not None and parsed.is_finite():

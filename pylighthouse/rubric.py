@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Mapping, Tuple, Union
 import attr
 
 from .model import quantities_repr
-from .quantities import EXACT, ZERO, to_number, to_quantities
+from .quantities import EXACT, ZERO, made_quantity, to_number, to_quantities
 from .removed import Removed
 
 __all__ = ["Rubric"]
@@ -66,8 +66,16 @@ class Rubric:
             InvalidTypeError, InvalidInputError: ``quantities`` is not a
                 mapping of names to numbers.
 
-        Cost: O(min(len(quantities), number of weights)).
+        Cost: O(len(quantities)).
         """
+        # (every quantity read as the library reads a node's, those it made
+        # beyond the input range too: NaN, bools and bad names are refused)
+        return self._score(to_quantities(quantities, "", "quantities", False, {},
+                                         read=made_quantity))
+
+    def _score(self, quantities: Mapping[str, Decimal]) -> Decimal:
+        """:meth:`score` of exact quantities (the library's own), not read
+        again. O(min(len(quantities), number of weights))."""
         total = ZERO
         weights = self.weights
         try:
@@ -86,7 +94,7 @@ class Rubric:
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
         except (TypeError, AttributeError):  # plain numbers, or not numbers at all
-            return self.score(to_quantities(quantities, "", "quantities", False))
+            return self.score(quantities)
         if total.is_finite():
             return total
         return self._infinite_score(quantities)
@@ -151,7 +159,7 @@ class Rubric:
     def sort_key(self, quantities: Mapping[str, Decimal], name: str) -> Tuple[int, Decimal, str]:
         """Return a key that orders by score ascending, then by ``name``;
         undefined scores go last."""
-        score = self.score(quantities)
+        score = self._score(quantities)
         if score.is_nan():
             return (1, ZERO, name)
         return (0, score, name)

@@ -233,6 +233,14 @@ def test_snapshots_are_standard_json_and_restore_the_right_class():
     (lambda s: s["nodes"][0]["resources"].update(cpu="lots"),
      'snapshot: nodes\\[0\\].resources.cpu: expected a number, got "lots"'),
     (lambda s: s["placements"].append(s["placements"][0]), "is placed twice"),
+    # (numbers written as strings beyond any decimal's exponent: one raised
+    # decimal.Overflow, the other was read as 0)
+    (lambda s: s["nodes"][0]["resources"].update(cpu="1e1000000000000000000"),
+     r"snapshot: nodes\[0\].resources.cpu: '1e1000000000000000000' is out of range"),
+    (lambda s: s["placements"][0]["workload"]["requirements"].update(
+        cpu="-5e-99999999999999999999999"),
+     r"snapshot: placements\[0\].workload.requirements.cpu: '-5e-99999999999999999999999' "
+     r"is out of range"),
     # (a misspelt field, at any level, is refused: it used to be dropped)
     (lambda s: s.update(cursour=0), "snapshot: unknown field 'cursour' .a snapshot has: "
      "format, strategy, cursor, rubric, nodes, placements."),

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pylighthouse.model import Node
 from pylighthouse.distributors import PrioritizedDistributor, RoundRobinDistributor
 from pylighthouse.errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                                  LighthouseException, UnknownNameError)
@@ -309,8 +310,12 @@ def test_running_workloads_are_checked_against_their_node():
     ('{"' + "k" * 5000 + '": 1, "' + "k" * 5000 + '": 2}',
      'invalid JSON: ["' + "k" * 60 + '"... (5000 characters)]: duplicate key "' + "k" * 60
      + '"... (5000 characters) (each key may appear once)'),
-    ("1" * 5000, "invalid JSON: a number is too long or too large"),
-    ("[1e999999999999999999999]", "invalid JSON: a number is too long or too large"),
+    # (numbers Python or a decimal cannot read at all: named where they are)
+    ("1" * 5000, "invalid JSON: the document: " + "1" * 60 + "... (5000 characters) is out "
+     "of range (magnitudes from 1e-300 to 1e300, at most 300 decimal places)"),
+    ("[1e999999999999999999999]", "invalid JSON: [0]: 1e999999999999999999999 is out of range"),
+    ('{"workloads": [{"name": "w", "requirements": {"cpu": 1e-99999999999999999999}}]}',
+     "invalid JSON: workloads[0].requirements.cpu: 1e-99999999999999999999 is out of range"),
     ("[" * 200000, "invalid JSON: nested too deeply"),
     (b"\xff\xfe", "not UTF-8 text"),
 ])
@@ -337,6 +342,16 @@ def test_quantities_at_the_edge_of_the_range():
     assert len(check_problem({"nodes": [{"name": "n", "resources": {
         "a": Decimal(f"1e{MAX_EXPONENT + 1}"), "b": Decimal(f"1e-{MAX_EXPONENT + 1}")}}],
         "workloads": []})) == 2
+    # (the places of the value count, not those of its spelling: trailing
+    # zeros past the last place were refused as out of range)
+    written = load_problem('{"nodes": [{"name": "n", "resources": {"a": 1.0e-300, '
+                           '"b": 1.000e-298, "c": 1.00000e-299}}], "workloads": []}')
+    assert written.nodes[0].resources == {"a": Decimal("1e-300"), "b": Decimal("1e-298"),
+                                          "c": Decimal("1e-299")}
+    assert Node("n", {"a": Decimal("1.0E-300")}).resources["a"] == Decimal("1e-300")
+    assert "is out of range" in check_problem(
+        '{"nodes": [{"name": "n", "resources": {"a": 1.1e-300, "b": 1.01e-299}}], '
+        '"workloads": []}')[0]
 
 
 # ------------------------------------------------------------------ schema

@@ -114,10 +114,13 @@ def check_rolls_back(strategy, call, plant):
         untouched = Distributor.from_dict(before)
         tick, calls = fail_at(count)
         plant(distributor, tick)
+        context = decimal.getcontext()
         try:
             CALLS[call](distributor)
         except Injected:
-            pass
+            # (and the caller's decimal context is back: a failure while the
+            # call made its journal left the library's own in place)
+            assert decimal.getcontext() is context, (call, count)
         else:
             assert calls[0] < count  # it completed: every step has been failed once
             return count - 1
@@ -381,3 +384,18 @@ def test_a_rubric_scores_plain_numbers_and_refuses_what_is_not():
         distributor.rubric.score({"cpu": "x"})
     with pytest.raises(InvalidTypeError, match="quantities"):
         distributor.rubric.score(None)
+    # (exact quantities are read too: a bool counted 1, NaN scored NaN and
+    # a signalling NaN raised decimal's own error)
+    with pytest.raises(InvalidTypeError, match=r"quantities\['cpu'\]: expected a number, "
+                                               "got bool True"):
+        distributor.rubric.score({"cpu": True})
+    for nan in (Decimal("NaN"), Decimal("sNaN")):
+        with pytest.raises(InvalidInputError, match=r"quantities\['cpu'\]: NaN is not"):
+            distributor.rubric.score({"cpu": nan})
+    # (a node state beyond the input range, which a workload asking less
+    # than zero may leave, scores as BinPack orders the node by)
+    giving = BinPackDistributor.from_list({"cpu": 1, "mem": 1}, [
+        {"name": "n", "resources": {"cpu": Decimal("1e300"), "mem": 1}}])
+    giving.attempt_assign_loads([{"name": "g", "requirements": {"cpu": -1e300, "mem": 0.5}}])
+    assert giving.rubric.score(giving.node_state("n").remaining) == \
+        Decimal(f"{2 * 10 ** 300}.5")
