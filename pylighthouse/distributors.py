@@ -1380,7 +1380,7 @@ class BinPackDistributor(Distributor):
         return self._rubric
 
     def _order(self) -> Sequence[_Slot]:
-        key = self._rubric.sort_key
+        key = self._rubric._sort_key
         return sorted(self._slots.values(), key=lambda slot: key(slot.remaining, slot.name))
 
     def _index_order(self) -> Optional[NodeOrder]:

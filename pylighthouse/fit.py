@@ -15,7 +15,7 @@ import attr
 
 from .errors import InvalidTypeError, shown
 from .model import Workload
-from .quantities import ZERO, made_quantity, to_number, to_quantities
+from .quantities import ZERO, made_quantities, to_number
 
 __all__ = ["Reason", "check_fit", "fits", "MISSING", "INSUFFICIENT", "NOT_TOLERATED",
            "CORDONED"]
@@ -102,8 +102,7 @@ def check_fit(remaining: Mapping[str, Any],
                                f"name to number, got {type(remaining).__name__}")
     # (read as the library reads a node's, exact quantities included: a
     # node state's sums beyond the input range too)
-    remaining = to_quantities(remaining, "check_fit", "remaining", False, {},
-                              read=made_quantity)
+    remaining = made_quantities(remaining, "check_fit", "remaining")
     return reason_of(remaining, workload)
 
 

@@ -152,8 +152,12 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
                 parse_int=lambda number: _number(flaws, number, int),
                 parse_constant=lambda name: _flaw(flaws, _Constant(name)),
                 object_pairs_hook=lambda pairs: _object(flaws, pairs))
+        except json.JSONDecodeError as error:  # (the text is broken as well)
+            raise InvalidInputError(
+                f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
+                f"column {error.colno})") from None
         except (ValueError, ArithmeticError, RecursionError):
-            parsed = None
+            flaws = []  # (found nowhere: said as before)
         if not flaws:
             raise InvalidInputError(
                 f"{where}: invalid JSON: a number is too long or too large") from None

@@ -176,6 +176,8 @@ def to_quantity(value: Any, where: str, finite: bool = False) -> Decimal:
 
 #: The largest magnitude of a finite quantity.
 _HIGHEST = Decimal(f"1e{MAX_EXPONENT}")
+#: Integers of smaller magnitude than this are in range, whatever they are.
+_PLAIN_INT = 10 ** MAX_EXPONENT
 #: The last decimal place a quantity may have, and the context that drops
 #: only zeros beyond it.
 _LEAST = Decimal(f"1e-{MAX_EXPONENT}")
@@ -339,8 +341,7 @@ _INFINITE_WORDS = {"inf": INFINITY, "+inf": INFINITY, "infinity": INFINITY,
 #: Reads a decimal string exactly, and raises where the number is beyond
 #: any decimal's exponent rather than rounding it to zero or infinity.
 _READ_STRING = EXACT.copy()
-for _signal in (decimal.Underflow, decimal.Clamped):
-    _READ_STRING.traps[_signal] = True
+_READ_STRING.traps[decimal.Underflow] = True
 
 
 def from_json_quantity(value: Any, where: str, finite: bool = False,
@@ -362,7 +363,7 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
         if decimal_strings:
             try:
                 parsed = _READ_STRING.create_decimal(value.strip())
-            except (decimal.Overflow, decimal.Underflow, decimal.Clamped):
+            except (decimal.Overflow, decimal.Underflow):
                 # (a number, beyond what a decimal holds at all: it was
                 # rounded to zero, or raised past its label)
                 raise _out_of_range(value, where) from None
@@ -411,10 +412,42 @@ def to_quantities(value: Any, where: str, field: str, finite: bool,
     for key, quantity in value.items():
         if type(key) is not str or not key:
             _check_key(key, where, field)
+        if type(quantity) is Decimal and _plain_decimal(quantity, finite, read is not None):
+            checked[key] = quantity  # (as read would give it: no label to build)
+            continue
         label = f"{_field_label(where, field)}[{shown(key)}]"
         checked[key] = to_quantity(quantity, label, finite) if read is None \
             else read(quantity, label)
     return _shared_copy(checked, table)
+
+
+def made_quantities(value: Any, where: str, field: str) -> Mapping[str, Decimal]:
+    """``value``, a mapping of quantities the library may have made (a node
+    state's ``remaining``), read as :func:`to_quantities` reads it with
+    :func:`made_quantity`: the mapping itself when it holds only exact
+    quantities that reading gives back as they are (nothing to copy or
+    label), else the read copy. O(len(value))."""
+    if type(value) is dict or isinstance(value, MappingABC):
+        for key, quantity in value.items():
+            if type(key) is not str or not key or type(quantity) is not Decimal \
+                    or not _plain_decimal(quantity, False, True):
+                break
+        else:
+            return value
+    return to_quantities(value, where, field, False, {}, read=made_quantity)
+
+
+def _plain_decimal(quantity: Decimal, finite: bool, made: bool) -> bool:
+    """Whether :func:`to_quantity` (``made``: :func:`made_quantity`) gives
+    ``quantity`` back as it is, refusing nothing. O(digits)."""
+    if quantity.is_finite():
+        if not quantity:
+            return False  # (read as ZERO, whatever its exponent)
+        adjusted = quantity.adjusted()
+        return -MAX_EXPONENT <= adjusted <= (MAX_EXPONENT + _MADE_DIGITS if made
+                                             else MAX_EXPONENT - 1) \
+            and int(quantity.as_tuple().exponent) >= -MAX_EXPONENT
+    return quantity.is_infinite() and not finite
 
 
 def quick_quantities(value: Any, finite: bool, table: Dict[Any, Mapping[str, Decimal]]
@@ -437,9 +470,12 @@ def quick_quantities(value: Any, finite: bool, table: Dict[Any, Mapping[str, Dec
         if known is None:
             # (a float of its own, such as 3.17 cpu, converted as
             # to_quantity would, without its checks, which it passes)
-            if kind is not float or not _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
+            if kind is float and _PLAIN_LOW <= abs(quantity) <= _PLAIN_HIGH:
+                known = _float_to_decimal(quantity)
+            elif kind is int and -_PLAIN_INT < quantity < _PLAIN_INT:
+                known = Decimal(quantity) if quantity else ZERO
+            else:
                 return None
-            known = _float_to_decimal(quantity)
             _made(kind, quantity, known)
         elif finite and kind is float and known.is_infinite():
             return None

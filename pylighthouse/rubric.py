@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Mapping, Tuple, Union
 import attr
 
 from .model import quantities_repr
-from .quantities import EXACT, ZERO, made_quantity, to_number, to_quantities
+from .quantities import EXACT, ZERO, made_quantities, to_number, to_quantities
 from .removed import Removed
 
 __all__ = ["Rubric"]
@@ -70,8 +70,7 @@ class Rubric:
         """
         # (every quantity read as the library reads a node's, those it made
         # beyond the input range too: NaN, bools and bad names are refused)
-        return self._score(to_quantities(quantities, "", "quantities", False, {},
-                                         read=made_quantity))
+        return self._score(_read(quantities))
 
     def _score(self, quantities: Mapping[str, Decimal]) -> Decimal:
         """:meth:`score` of exact quantities (the library's own), not read
@@ -131,9 +130,12 @@ class Rubric:
         """The (resource, quantity) pairs of ``quantities`` that the rubric
         weighs: maps that give the same pairs get the same score.
 
-        Cost: O(min(len(quantities), number of weights)).
+        Raises:
+            InvalidTypeError, InvalidInputError: as :meth:`score`.
+
+        Cost: O(len(quantities)).
         """
-        return tuple((key, quantity) for key, _, quantity in self._terms(quantities))
+        return tuple((key, quantity) for key, _, quantity in self._terms(_read(quantities)))
 
     def _infinite_score(self, quantities: Mapping[str, Decimal]) -> Decimal:
         """:meth:`score` when some term is infinite, term by term."""
@@ -158,8 +160,22 @@ class Rubric:
 
     def sort_key(self, quantities: Mapping[str, Decimal], name: str) -> Tuple[int, Decimal, str]:
         """Return a key that orders by score ascending, then by ``name``;
-        undefined scores go last."""
+        undefined scores go last.
+
+        Raises:
+            InvalidTypeError, InvalidInputError: as :meth:`score`.
+        """
+        return self._sort_key(_read(quantities), name)
+
+    def _sort_key(self, quantities: Mapping[str, Decimal], name: str) -> Tuple[int, Decimal, str]:
+        """:meth:`sort_key` of exact quantities (the library's own)."""
         score = self._score(quantities)
         if score.is_nan():
             return (1, ZERO, name)
         return (0, score, name)
+
+
+def _read(quantities: Any) -> Mapping[str, Decimal]:
+    """``quantities`` read as the library reads a node's, those it made
+    beyond the input range too: NaN, bools and bad names are refused."""
+    return made_quantities(quantities, "", "quantities")

@@ -558,7 +558,8 @@ def _json_refusals(httpd: Any) -> None:
     ``Content-Length`` that is not a number, a broken chunk, a malformed
     request line or header (400). (Its own answers are plain text.) Through
     its server's ``channel_class`` and that channel's ``error_task_class``
-    (waitress 2 and 3); a waitress without them is left as it is."""
+    (waitress 3, which the ``serve`` extra asks for); a waitress without
+    them is left as it is."""
     try:
         channel = importlib.import_module("waitress.channel").HTTPChannel
         task = importlib.import_module("waitress.task").ErrorTask

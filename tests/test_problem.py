@@ -316,6 +316,9 @@ def test_running_workloads_are_checked_against_their_node():
     ("[1e999999999999999999999]", "invalid JSON: [0]: 1e999999999999999999999 is out of range"),
     ('{"workloads": [{"name": "w", "requirements": {"cpu": 1e-99999999999999999999}}]}',
      "invalid JSON: workloads[0].requirements.cpu: 1e-99999999999999999999 is out of range"),
+    # (and broken as well: where it broke, as for any broken text)
+    ('{"workloads": [' + "1" * 5000, "invalid JSON: Expecting ',' delimiter (line 1, "
+     "column 5016)"),
     ("[" * 200000, "invalid JSON: nested too deeply"),
     (b"\xff\xfe", "not UTF-8 text"),
 ])

@@ -84,6 +84,13 @@ def test_json_quantities_round_trip():
         assert from_json_quantity(written, "q", decimal_strings=True) == quantity
     assert to_json_quantity(Decimal("-Infinity")) == "-inf"
     assert from_json_quantity("Infinity", "q") == Decimal("Infinity")
+    # (a zero of any exponent is zero; a number beyond any decimal's
+    # exponent is out of range, not read as zero or raised as Overflow)
+    for zero in ["0e-3000000000000000000", "-0E+1000000000000000000"]:
+        assert from_json_quantity(zero, "q", decimal_strings=True) == 0
+    for beyond in ["1e1000000000000000000", "-5e-99999999999999999999999"]:
+        with pytest.raises(InvalidInputError, match=f"q: '{beyond}' is out of range"):
+            from_json_quantity(beyond, "q", decimal_strings=True)
     # (the spellings the documentation lists, and the schema's pattern)
     for word in ["inf", "INF", " +inf", "+Infinity ", "infinity"]:
         assert from_json_quantity(word, "q") == Decimal("Infinity")

@@ -390,8 +390,14 @@ def test_a_rubric_scores_plain_numbers_and_refuses_what_is_not():
                                                "got bool True"):
         distributor.rubric.score({"cpu": True})
     for nan in (Decimal("NaN"), Decimal("sNaN")):
-        with pytest.raises(InvalidInputError, match=r"quantities\['cpu'\]: NaN is not"):
-            distributor.rubric.score({"cpu": nan})
+        for read in (distributor.rubric.score, distributor.rubric.relevant,
+                     lambda quantities: distributor.rubric.sort_key(quantities, "n")):
+            with pytest.raises(InvalidInputError, match=r"quantities\['cpu'\]: NaN is not"):
+                read({"cpu": nan})
+    with pytest.raises(InvalidTypeError, match=r"quantities\['cpu'\]: expected a number"):
+        distributor.rubric.sort_key({"cpu": True}, "n")
+    assert distributor.rubric.sort_key({"cpu": 2, "mem": Decimal(1)}, "n") == \
+        (0, Decimal("2.5"), "n")
     # (a node state beyond the input range, which a workload asking less
     # than zero may leave, scores as BinPack orders the node by)
     giving = BinPackDistributor.from_list({"cpu": 1, "mem": 1}, [

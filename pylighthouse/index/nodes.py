@@ -140,7 +140,7 @@ class RubricOrder:
         self.rubric = rubric
 
     def key(self, slot: Any) -> Any:
-        flag, score, name = self.rubric.sort_key(slot.remaining, slot.name)
+        flag, score, name = self.rubric._sort_key(slot.remaining, slot.name)
         # The float in front orders the same (rounding never reverses two
         # decimals; equal floats fall through to the decimals) and compares fast.
         return (flag, float(score), score, name)
