@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from elastic_checks import check_books, check_live, check_provider
 from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError, Node,
                           InvalidTypeError, LighthouseException, PrioritizedDistributor,
-                          RoundRobinDistributor, UnknownNameError, __version__)
+                          RoundRobinDistributor, UnknownNameError, __version__, plan_scale_up)
 from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
@@ -85,6 +85,24 @@ def test_a_cycle_asks_for_nodes_adopts_them_when_ready_and_places_the_queue():
     check_books(manager)
     assert set(third.to_dict()) == {"added", "failed", "requested", "placed", "moved",
                                     "deleted", "lost", "requeued", "pending", "errors"}
+
+
+def test_the_queue_is_placed_in_the_order_the_plan_sized_the_nodes_for():
+    # (two 4-cpu nodes hold 1+1+3+3 cpu largest first; in the order of
+    # arrival the second 3 found no room and a third node was bought)
+    template = [{"name": "vm", "resources": {"cpu": 4}}]
+    jobs = [{"name": "s1", "requirements": {"cpu": 1}}, {"name": "s2", "requirements": {"cpu": 1}},
+            {"name": "b1", "requirements": {"cpu": 3}}, {"name": "b2", "requirements": {"cpu": 3}}]
+    plan = plan_scale_up(PrioritizedDistributor([]), jobs, template)
+    assert len(plan.new_nodes) == 2 and plan.order == ["b1", "b2", "s1", "s2"]
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), template,
+                             max_nodes=10, intervals={"add": 0})
+    manager.submit(jobs)
+    assert manager.manage_once().requested == ["vm-1", "vm-2"]
+    assert manager.pending == ("b1", "b2", "s1", "s2")
+    report = manager.manage_once()
+    assert report.pending == [] and report.requested == []
+    assert report.placed == plan.assignments
 
 
 def test_scale_up_waits_for_the_add_interval_unless_forced():
@@ -475,6 +493,34 @@ def test_the_simulated_provider_is_a_provider():
 
 
 # ------------------------------------------------------------------ the store
+
+def test_a_reopened_store_decides_as_the_manager_that_wrote_it(tmp_path):
+    # (the store wrote every mapping with its keys sorted: revocations,
+    # which a cycle works through in the order they came, came back in name
+    # order, and the reopened manager moved another workload)
+    def run(reopen):
+        path = str(tmp_path / f"reopen-{reopen}.db")
+        provider = SimulatedProvider()
+        manager = ElasticManager(PrioritizedDistributor([]), provider,
+                                 [{"name": "vm", "resources": {"cpu": 4}}], max_nodes=3,
+                                 store=path, intervals={"add": 0})
+        manager.submit([{"name": "job-1", "requirements": {"cpu": 4}},
+                        {"name": "job-2", "requirements": {"cpu": 4}}])
+        manager.manage_once()
+        manager.manage_once()
+        manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 300}])
+        manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 300}])
+        if reopen:
+            manager.close()
+            manager = ElasticManager.open(path, provider)
+        assert list(manager.revocations) == ["vm-2", "vm-1"]
+        manager.manage_once()
+        moved = manager.manage_once().moved
+        manager.close()
+        return moved
+
+    assert run(True) == run(False) == {"job-2": "vm-3"}
+
 
 def test_a_store_resumes_every_part_of_the_state(tmp_path):
     path = str(tmp_path / "manager.db")

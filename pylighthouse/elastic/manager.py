@@ -563,6 +563,11 @@ class ElasticManager:
         if not nodes:
             return
         self._requested.update((node.name, node) for node in nodes)
+        # The queue takes the plan's order, which the plan's nodes are sized
+        # for (largest first, say, for Prioritized): placed in the order of
+        # arrival, it could leave work waiting on them and buy one more.
+        rank = {name: at for at, name in enumerate(plan.order)}
+        self._pending.sort(key=lambda load: rank.get(load.name, len(rank)))
         # Written before the provider is asked: after a crash, the node is
         # adopted when ready, or forgotten when the provider never heard of it.
         self._commit()

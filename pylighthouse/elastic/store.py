@@ -135,7 +135,8 @@ class Store:
         """
         if self._db is None:
             return
-        bodies = {name: json.dumps(value, sort_keys=True) for name, value in parts.items()}
+        # (in the order the manager keeps them: it works through them in it)
+        bodies = {name: json.dumps(value) for name, value in parts.items()}
         bodies["format"] = json.dumps(STORE_FORMAT)
         try:
             self._run("BEGIN IMMEDIATE")
