@@ -105,6 +105,27 @@ def test_the_queue_is_placed_in_the_order_the_plan_sized_the_nodes_for():
     assert report.placed == plan.assignments
 
 
+def test_a_node_failing_after_it_joined_is_given_back_and_its_work_placed_again():
+    class Crashing(SimulatedProvider):
+        def crash(self, name):
+            self._nodes[name]["status"] = "failed"
+            self._save()
+
+    provider = Crashing()
+    manager = ElasticManager(PrioritizedDistributor([]), provider,
+                             [{"name": "vm", "resources": {"cpu": 4}}], max_nodes=2,
+                             intervals={"add": 0})
+    manager.submit([{"name": "job-1", "requirements": {"cpu": 2}}])
+    settle(manager, 2)
+    assert manager.assignments == {"job-1": "vm-1"}
+    provider.crash("vm-1")
+    reports = settle(manager, 3)
+    assert reports[0].lost == ["vm-1"] and reports[0].requeued == ["job-1"]
+    assert "vm-1" in reports[0].deleted and provider.deleted == ["vm-1"]
+    assert manager.nodes == ("vm-2",) and manager.assignments == {"job-1": "vm-2"}
+    assert manager.submit([{"name": "job-2", "requirements": {"cpu": 1}}]) == {"job-2": "vm-2"}
+
+
 def test_scale_up_waits_for_the_add_interval_unless_forced():
     clock = Clock()
     manager, provider = make(provider=SimulatedProvider(fail=["vm-1", "vm-2"]), clock=clock)
@@ -158,6 +179,20 @@ def test_scale_down_gives_idle_nodes_back_keeping_min_nodes():
     assert provider.held == {"vm-3": "ready"}
     manager.finish("j2")
     assert manager.manage_once(force=True).deleted == []  # min_nodes=1 stays
+
+
+def test_scale_down_reports_the_work_it_moves_off_the_nodes_it_gives_back():
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(),
+                             [{"name": "vm", "resources": {"cpu": 4}}], max_nodes=2,
+                             enable_delete=True, intervals={"add": 0, "delete": 0})
+    manager.submit([{"name": "job-1", "requirements": {"cpu": 3}},
+                    {"name": "job-2", "requirements": {"cpu": 3}}])
+    settle(manager, 2)
+    manager.finish(["job-1"])
+    assert manager.submit([{"name": "job-3", "requirements": {"cpu": 1}}]) == {"job-3": "vm-1"}
+    report = manager.manage_once(force=True)
+    assert report.deleted == ["vm-1"] and report.moved == {"job-3": "vm-2"}
+    assert manager.assignments == {"job-2": "vm-2", "job-3": "vm-2"}
 
 
 def test_scale_down_never_gives_back_static_nodes():
@@ -996,6 +1031,53 @@ def test_manage_takes_an_empty_file_as_a_new_store(tmp_path, capsys):
     assert "summary:" in capsys.readouterr().out
     assert ElasticManager.open(str(store), SimulatedProvider(
         path=str(store) + ".provider.json")).pending
+
+
+def test_manage_takes_a_store_whose_first_state_was_never_saved_as_new(tmp_path, capsys):
+    # (a start killed between making the store's table and saving the first
+    # state left a store every later run refused: "holds no manager")
+    store = tmp_path / "killed-at-start.db"
+    Store(str(store)).close()
+    assert store.stat().st_size > 0
+    assert main(["manage", str(DEMO), "--simulate", "--store", str(store),
+                 "--cycles", "2"]) == 0
+    assert "summary:" in capsys.readouterr().out
+    assert ElasticManager.open(str(store), SimulatedProvider(
+        path=str(store) + ".provider.json")).pending
+
+
+def test_a_manager_refused_a_store_another_opened_first_leaves_it_whole(tmp_path, monkeypatch):
+    # (two managers made on one new store at once: the one that made the
+    # file lost the lock to the other, and removed the file the other used)
+    import threading
+
+    import pylighthouse.elastic.manager as module
+    path = str(tmp_path / "raced.db")
+    real, claimed, go = module.Store, threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):
+        if threading.current_thread().name == "first":
+            claimed.set()
+            go.wait()
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, "Store", slow)
+    refused = []
+
+    def first():
+        try:
+            ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
+        except InvalidInputError as error:
+            refused.append(str(error))
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    claimed.wait()
+    second = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
+    go.set()
+    thread.join()
+    assert refused and "in use by another manager" in refused[0]
+    second.submit([job("job-1", 8)])
+    second.close()
+    assert ElasticManager.open(path, SimulatedProvider()).pending == ("job-1",)
 
 
 def test_the_store_commits_before_the_call_returns(tmp_path):

@@ -3,6 +3,8 @@ import importlib
 import json
 import math
 import os
+import pathlib
+import sqlite3
 import time
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
@@ -184,12 +186,30 @@ def _manager(config: Dict[str, Any], provider: Provider, store: Optional[str],
 
 
 def _holds_something(store: str) -> bool:
-    """Whether ``store`` names a file with something in it (an empty file, as
-    ``mktemp`` makes, is taken as a new store)."""
+    """Whether ``store`` names a file that may hold a manager: anything but
+    an empty file (as ``mktemp`` makes) or a store whose first state was
+    never saved (a start killed before it), both taken as new. What cannot
+    be read (another manager's, another database, not a database) counts:
+    opening it says why."""
     try:
-        return os.path.getsize(store) > 0
+        if os.path.getsize(store) == 0 and not os.path.lexists(f"{store}-wal"):
+            return False
     except OSError:
         return os.path.lexists(store)  # (a dangling link: let opening it say why)
+    try:
+        database = sqlite3.connect(pathlib.Path(store).absolute().as_uri() + "?mode=rw",
+                                   uri=True, timeout=0)
+        try:
+            tables = {row[0] for row in database.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables != {"state"}:
+                return bool(tables)
+            rows: int = database.execute("SELECT count(*) FROM state").fetchone()[0]
+            return rows > 0
+        finally:
+            database.close()
+    except sqlite3.Error:
+        return True
 
 
 def _provider(config: Dict[str, Any]) -> Provider:

@@ -47,9 +47,11 @@ class CycleReport:
     before they were ready); ``requested``: nodes asked of the provider this
     cycle; ``placed``: ``{workload: node}`` placed this cycle; ``moved``:
     ``{workload: node}`` moved off nodes the provider is taking or has
-    taken (a lost node's work placed again at once); ``deleted``:
+    taken (a lost node's work placed again at once), or off nodes scale-down
+    gives back; ``deleted``:
     nodes given back to the provider; ``lost``: nodes that vanished from the
-    provider without being given back (revoked); ``requeued``: workloads put
+    provider without being given back (revoked), or that it reports failed
+    after they joined (those are given back); ``requeued``: workloads put
     back in the queue because their node went; ``pending``: the queue at the
     end of the cycle; ``errors``: one line per provider call that raised
     (the step it belonged to changed nothing).
@@ -132,7 +134,8 @@ class ElasticManager:
         try:
             store_ = Store(store)
         except BaseException:
-            _unmake(made)
+            # (not ours if another manager opened it since: it holds the lock)
+            _unmake(made, untouched=True)
             raise
         try:
             if store_.load():
@@ -516,9 +519,13 @@ class ElasticManager:
                 if status == FAILED:
                     self._deleting.append(name)
         self._deleting = [name for name in self._deleting if name in statuses]
-        lost = [name for name in self.nodes if name not in statuses and name not in self._static]
+        # (a node that vanished, or that failed after it joined: its work is
+        # placed again or queued, and a failed one is given back)
+        lost = [name for name in self.nodes if name not in self._static
+                and (name not in statuses or statuses[name] == FAILED)]
         report.lost.extend(lost)
         report.requeued.extend(self._remove(lost, report.moved))
+        self._deleting.extend(name for name in lost if name in statuses)
         known = set(self.nodes) | set(self._requested) | set(self._deleting)
         # Nodes the provider holds for us that no record names (a creation that
         # raised after doing part of its work): give them back.
@@ -591,7 +598,8 @@ class ElasticManager:
             # (in the plan's order, each drain moves what the plan says; what
             # a drain could not move, none by the planner's contract, would
             # go back to the queue as any removed node's work does)
-            self._distributor.drain(name)
+            moves = self._distributor.drain(name)
+            report.moved.update({load: node for load, node in moves.items() if node})
             self._remove([name])
         if not removing:
             return
@@ -832,11 +840,20 @@ def _claim(store: Any) -> Optional[str]:
     return path
 
 
-def _unmake(path: Optional[str]) -> None:
+def _unmake(path: Optional[str], untouched: bool = False) -> None:
     """Remove the store file :func:`_claim` made (and SQLite's files beside
-    it), so that a constructor that failed leaves nothing behind."""
+    it), so that a constructor that failed leaves nothing behind;
+    ``untouched``: only if it is still as made (empty, no log beside it),
+    for a constructor that never held the store: another manager that
+    opened it in the meantime owns it."""
     if path is None:
         return
+    if untouched:
+        try:
+            if os.path.getsize(path) or os.path.lexists(f"{path}-wal"):
+                return
+        except OSError:
+            return
     for made in (path, f"{path}-wal", f"{path}-shm"):
         with contextlib.suppress(OSError):
             os.remove(made)
