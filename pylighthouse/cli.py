@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from decimal import Decimal
-from typing import Any, Dict, Optional, Sequence
+from typing import IO, Any, Dict, List, Optional, Sequence, cast
 
 import attr
 
@@ -19,7 +19,7 @@ from .errors import LighthouseException, counted
 from .explain import printable
 from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
 from .progress import Progress
-from .quantities import to_number
+from .quantities import EXACT, to_number
 
 __all__ = ["main", "render_table"]
 
@@ -331,8 +331,11 @@ def _serve(args: argparse.Namespace) -> int:
                                                     "max_rubric", "max_response_bytes")
              if getattr(args, name) is not None}
     try:
-        # (an option given wins over its PYLIGHTHOUSE_MAX_* variable)
-        limits = attr.evolve(Limits.from_environ(), **given)
+        # (an option given wins over its PYLIGHTHOUSE_MAX_* variable, which
+        # is then not read at all: a malformed one does not stop the server)
+        replaced = {f"PYLIGHTHOUSE_{name.upper()}" for name in given}
+        limits = attr.evolve(Limits.from_environ(
+            {key: value for key, value in os.environ.items() if key not in replaced}), **given)
         server_settings(args.timeout, args.max_connections, ("--timeout", "--max-connections"))
         serve(args.host, args.port, limits.max_body_bytes, limits=limits, server=args.server,
               timeout=args.timeout, max_connections=args.max_connections)
@@ -418,11 +421,18 @@ def _summary(problem: Problem, outcome: Outcome) -> str:
     """The last line of the table: the whole cluster at a glance."""
     placed = sum(node is not None for node in outcome.assignments.values())
     unplaced = len(outcome.assignments) - placed
-    fills = []
-    for key, figures in outcome.distributor.utilization()["cluster"].items():
-        capacity, used = _exact(figures["capacity"]), _exact(figures["used"])
-        if capacity.is_finite() and capacity > 0 and used.is_finite():
-            fills.append(f"{printable(key)} {_percent(used, capacity)}")
+    # (over the nodes that get a bar for the resource: finite room above
+    # zero; a shortcoming or a ward is no room to fill)
+    sums: Dict[str, List[Decimal]] = {}
+    for figures in outcome.distributor.utilization()["nodes"].values():
+        for key, figure in figures.items():
+            capacity, used = _exact(figure["capacity"]), _exact(figure["used"])
+            if capacity.is_finite() and capacity > 0:
+                both = sums.setdefault(key, [Decimal(0), Decimal(0)])
+                both[0] = EXACT.add(both[0], capacity)
+                both[1] = EXACT.add(both[1], used)
+    fills = [f"{printable(key)} {_percent(used, capacity)}"
+             for key, (capacity, used) in sums.items() if used.is_finite()]
     line = (f"Cluster: {counted(len(problem.nodes), 'node')}, {placed} placed, "
             f"{unplaced} unplaced")
     return line + (f"; fill: {', '.join(fills)}" if fills else "")
@@ -480,9 +490,47 @@ def _manage(args: argparse.Namespace) -> int:
         raise _BadInput(f"--cycles: must be at least 0, got {args.cycles}")
     try:
         config = load_config(_parse(args.config))
-        return run_manage(config, sys.stdout, store=args.store, simulate_run=args.simulate,
-                          cycles=args.cycles, rpc=rpc)
+        return run_manage(config, cast(IO[str], _Output(sys.stdout)), store=args.store,
+                          simulate_run=args.simulate, cycles=args.cycles, rpc=rpc)
     except LighthouseException as error:
         raise _BadInput(f"{_source(args.config)}: {error}") from None
+    except _WriteFailed as error:  # (the output: as every command reports it)
+        raise OSError(error.errno, error.strerror) from None
+    except BrokenPipeError:
+        raise
     except OSError as error:
         raise _BadInput(f"manage: {error}") from None
+
+
+class _WriteFailed(Exception):
+    """Writing the output failed (not the store, not the provider)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.errno, error.strerror)
+        self.errno, self.strerror = error.errno, error.strerror
+
+
+class _Output:
+    """A text stream whose write errors say they are the output's: the
+    reader gone stays a BrokenPipeError (status 141), another failure is
+    reported as the output's, not as the manager's."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            written: int = self._stream.write(text)
+            return written
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _WriteFailed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _WriteFailed(error) from None

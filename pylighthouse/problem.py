@@ -23,6 +23,7 @@ from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      SHOWN_LIMIT, LighthouseException, json_path, quoted)
+from .errors import shown as describe_number
 from .model import Node, Workload, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, from_json_quantity
 from .rubric import Rubric
@@ -540,6 +541,9 @@ def _describe(value: Any) -> str:
         return "an object"
     if isinstance(value, (list, tuple)):
         return "an array"
+    if isinstance(value, int) and value.bit_length() > 3 * SHOWN_LIMIT:
+        # (str() of an int of thousands of digits raises: said as errors says it)
+        return describe_number(value)
     if isinstance(value, (int, Decimal, float)):
         text = str(value)
         return text if len(text) <= 40 else text[:37] + "..."

@@ -333,6 +333,12 @@ def to_json_quantity(quantity: Decimal) -> Union[int, float, str]:
     return str(number) if isinstance(number, Decimal) else number
 
 
+#: The spaces around an infinity's word: those of the schema's ``\s``
+#: (ECMA-262's white space and line ends), not every character Python
+#: strips (the separators U+001C to U+001F, U+0085).
+_SPACES = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+           "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+
 _INFINITE_WORDS = {"inf": INFINITY, "+inf": INFINITY, "infinity": INFINITY,
                    "+infinity": INFINITY, "-inf": -INFINITY,
                    "-infinity": -INFINITY}
@@ -357,12 +363,12 @@ def from_json_quantity(value: Any, where: str, finite: bool = False,
         InvalidTypeError: anything else, naming ``where``.
     """
     if isinstance(value, str):
-        word = value.strip().lower()
+        word = value.strip(_SPACES).lower()
         if word in _INFINITE_WORDS:
             return to_quantity(_INFINITE_WORDS[word], where, finite)
         if decimal_strings:
             try:
-                parsed = _READ_STRING.create_decimal(value.strip())
+                parsed = _READ_STRING.create_decimal(value.strip(_SPACES))
             except (decimal.Overflow, decimal.Underflow):
                 # (a number, beyond what a decimal holds at all: it was
                 # rounded to zero, or raised past its label)

@@ -422,6 +422,12 @@ class _Handler(WSGIRequestHandler):
     def parse_request(self) -> bool:
         if not super().parse_request():
             return False
+        if self.request_version == "HTTP/0.9":  # (a request line of two words)
+            # (answered in HTTP/1.0, with a status line: 0.9 has none)
+            self.request_version = "HTTP/1.0"
+            self.close_connection = True
+            self.send_error(505, "HTTP/0.9 is not served: use HTTP/1.0 or 1.1")
+            return False
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:
             self.send_error(400, "Content-Length: given twice with different values")

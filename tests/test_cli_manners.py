@@ -46,6 +46,16 @@ def test_a_closed_pipe_ends_quietly_with_the_conventional_status(tmp_path):
     assert done.stderr == f"status {CLOSED_PIPE_STATUS}\n"
 
 
+def test_manage_to_a_closed_pipe_or_a_full_disk_says_so_as_every_command_does():
+    # (the manager's own error path took both: status 2, "manage: [Errno 32]")
+    done = shell(f'{PYTHON} manage examples/elastic/demo.json --simulate --cycles 2000 '
+                 f'| head -1 > /dev/null; echo "status ${{PIPESTATUS[0]}}" >&2')
+    assert done.stderr == f"status {CLOSED_PIPE_STATUS}\n"
+    done = shell(f"{PYTHON} manage examples/elastic/demo.json --simulate > /dev/full")
+    assert done.returncode == 2
+    assert done.stderr == "pylighthouse: cannot write the output: No space left on device\n"
+
+
 def test_a_full_disk_is_one_line_and_status_2():
     done = shell(f"{PYTHON} assign examples/tour.json > /dev/full")
     assert done.returncode == 2
@@ -185,6 +195,20 @@ def test_the_table_never_rounds_a_resource_short_of_full_to_100(tmp_path, capsys
     assert out.endswith("\nCluster: 1 node, 1 placed, 0 unplaced; fill: cpu 99%, mem 1%\n")
 
 
+def test_the_summary_fills_only_the_room_above_zero(tmp_path, capsys):
+    # (a shortcoming was counted as capacity, 2/2 "100%", and a ward took
+    # the resource out of the line)
+    for other in (-2, "-inf"):
+        data = {"nodes": [{"name": "a", "resources": {"cpu": 4}},
+                          {"name": "b", "resources": {"cpu": other}}],
+                "workloads": [{"name": "w", "requirements": {"cpu": 2}}]}
+        path = tmp_path / "p.json"
+        path.write_text(json.dumps(data))
+        assert main(["assign", str(path), "--format", "table"]) == 0
+        assert capsys.readouterr().out.endswith(
+            "\nCluster: 2 nodes, 1 placed, 0 unplaced; fill: cpu 50%\n")
+
+
 def test_the_summary_counts_the_unplaced(tmp_path, capsys):
     path = tmp_path / "p.json"
     path.write_text(json.dumps(problem(3, capacity=2)))
@@ -320,6 +344,17 @@ def test_serve_takes_its_limits_from_the_environment_unless_given():
                 assert f"the limit is {limit}" in json.loads(caught.value.read())["error"]
         finally:
             stop(process)
+
+
+def test_a_limit_given_as_an_option_leaves_its_variable_unread(monkeypatch):
+    # (a malformed variable stopped the server though its option replaced it)
+    import pylighthouse.service as service
+    started = []
+    monkeypatch.setattr(service, "serve", lambda *args, **kwargs: started.append(kwargs))
+    monkeypatch.setenv("PYLIGHTHOUSE_MAX_WORK", "abc")
+    assert main(["serve", "--port", "0", "--max-work", "5"]) == 0
+    assert started[0]["limits"].max_work == 5
+    assert main(["serve", "--port", "0"]) == 2
 
 
 def test_a_bad_limit_variable_is_a_clean_error_and_only_where_read():

@@ -261,6 +261,16 @@ def test_each_mistake_is_named_by_its_json_path(change, kind, message):
     assert not VALIDATOR.is_valid(data) or any(words in message for words in beyond_schema)
 
 
+def test_a_python_int_too_long_to_print_is_described_by_its_digits():
+    # (str() of it raised ValueError, from check_problem and load_problem;
+    # only data given as Python objects can hold one)
+    data = mutate(_set(("partial",), 10 ** 5000))
+    message = "partial: expected true or false, got an integer of about 5001 digits"
+    with pytest.raises(InvalidTypeError, match=message):
+        load_problem(data)
+    assert check_problem(data) == [message]
+
+
 def test_a_byte_order_mark_is_read_past_in_text_as_in_bytes():
     # (bytes were decoded as "utf-8-sig"; the same document as str was
     # refused, "Unexpected UTF-8 BOM")
