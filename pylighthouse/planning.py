@@ -21,7 +21,7 @@ from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import (InvalidInputError, InvalidTypeError, LighthouseException, counted,
                      shown)
 from .fit import reason_of
-from .model import Node, Workload, check_fields, check_name
+from .model import Node, Workload, _build_all, _quick_workload, check_fields, check_name
 from .quantities import ZERO, exactly, made_quantity, to_number, to_quantity
 
 __all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
@@ -205,7 +205,9 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     shapes = accept_templates(templates)
     limit = _accept_limit(max_new_nodes, "max_new_nodes")
     found = []
-    for order in _orders(distributor, Workload.from_list(pending), shapes):
+    # (named as the caller passed them: "pending[1]", not "workloads[1]")
+    loads = _build_all(Workload, pending, "pending", _quick_workload)
+    for order in _orders(distributor, loads, shapes):
         search = _Search(distributor, order, shapes)
         found.append((search, search.best(limit)))
     # min keeps the first of equal ranks: on a tie, the caller's order.
@@ -367,8 +369,10 @@ class _Search:
         if len(self.templates) > 1:
             candidates.append(self.grow(ceiling, self.most_taken))
             candidates.append(self.grow(ceiling, self.first_host))
-            return self.trim(min(candidates, key=self.rank))
-        return min(candidates, key=self.rank)
+            candidates = [self.trim(min(candidates, key=self.rank))]
+        # (no new node at all, when none leaves fewer waiting: nodes that
+        # only change which workload waits are not worth buying)
+        return min([(), *candidates], key=self.rank)
 
     def count_up(self, index: int, ceiling: int) -> Mix:
         """Nodes of one template only: the fewest that place everything.
@@ -377,11 +381,14 @@ class _Search:
         places everything, searching up from the bound, is the smallest.
         """
         tried = []
-        for count in range(min(max(self.bound([index]), 1), ceiling), ceiling + 1):
+        start = min(max(self.bound([index]), 1), ceiling)
+        for count in range(start, ceiling + 1):
             mix = (index,) * count
             if not self.missing(mix):
                 return mix
             tried.append(mix)
+        # (none places everything: fewer nodes may leave as few waiting)
+        tried.extend((index,) * count for count in range(1, start))
         return min(tried, key=self.rank)
 
     def grow(self, ceiling: int, pick: Any) -> Mix:

@@ -214,7 +214,29 @@ def test_bad_pending_and_limits_are_refused_and_change_nothing():
         plan_scale_up(distributor, [], Node("w", {}), max_new_nodes=-1)
     with pytest.raises(InvalidTypeError, match="max_new_nodes"):
         plan_scale_up(distributor, [], Node("w", {}), max_new_nodes=True)
+    # (named as passed: it was "workloads[1]", a parameter it has not)
+    with pytest.raises(InvalidInputError, match=r"^pending\[1\]: missing field 'name'"):
+        plan_scale_up(distributor, [{"name": "ok"}, {"requirements": {}}], Node("w", {}))
+    with pytest.raises(InvalidTypeError, match="^pending: expected a list"):
+        plan_scale_up(distributor, "abc", Node("w", {}))
     assert distributor.to_dict() == before
+
+
+def test_no_node_is_bought_that_leaves_as_many_waiting_as_none():
+    # (the plans tried started at one node: a node that only changed which
+    # workload waits, or that placed nothing more, was bought)
+    capped = BinPackDistributor({"cpu": -1}, [Node("n0", {"cpu": 1})])
+    pending = [Workload(f"w{i}", {"cpu": 1}, immunities=["cpu"]) for i in range(3)]
+    pending.append(Workload("w3", {"cpu": 1}))
+    template = {"name": "t", "resources": {"cpu": 2}}
+    plan = plan_scale_up(capped, pending, template, max_new_nodes=1)
+    assert plan.new_nodes == [] and list(plan.unplaceable) == ["w3"]
+    best_fit = lighthouse.BestFitDistributor([Node("n0", {"cpu": 1, "gpu": 1})])
+    pending = [Workload("w0", {"cpu": 3, "gpu": 0}, immunities=["cpu"]),
+               Workload("w1", {"cpu": 2}, immunities=["cpu"]),
+               Workload("w2", {"cpu": 1, "gpu": 1}), Workload("w3", {"cpu": 1})]
+    plan = plan_scale_up(best_fit, pending, {"name": "t", "resources": {"cpu": 3}})
+    assert plan.new_nodes == [] and plan.cost == 0 and list(plan.unplaceable) == ["w3"]
 
 
 def test_the_lower_bound_counts_demand_beyond_the_free_room():
@@ -351,7 +373,9 @@ def test_the_plans_found_where_a_tag_is_on_existing_nodes_only():
                {"name": "w3", "requirements": {"cpu": 1}}]
     plan = plan_scale_up(cluster, pending, [{"name": "t", "resources": {"cpu": 2}},
                                             {"name": "u", "resources": {"cpu": 4}}])
-    assert [node.name for node in plan.new_nodes] == ["u-1"]
+    # (one node of either template leaves w2 waiting, at the same cost: the
+    # earlier template, now that one t, not only two, is tried)
+    assert [node.name for node in plan.new_nodes] == ["t-1"]
     assert list(plan.unplaceable) == ["w2"]
     cluster = RoundRobinDistributor([{"name": "n0", "resources": {"cpu": 3, "ssd": 0}}])
     pending = [{"name": "w0", "requirements": {"cpu": 1, "ssd": 0}},
