@@ -381,14 +381,11 @@ class _Search:
         places everything, searching up from the bound, is the smallest.
         """
         tried = []
-        start = min(max(self.bound([index]), 1), ceiling)
-        for count in range(start, ceiling + 1):
+        for count in range(min(max(self.bound([index]), 1), ceiling), ceiling + 1):
             mix = (index,) * count
             if not self.missing(mix):
                 return mix
             tried.append(mix)
-        # (none places everything: fewer nodes may leave as few waiting)
-        tried.extend((index,) * count for count in range(1, start))
         return min(tried, key=self.rank)
 
     def grow(self, ceiling: int, pick: Any) -> Mix:

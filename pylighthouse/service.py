@@ -420,13 +420,19 @@ class _Handler(WSGIRequestHandler):
             self.wfile.write(body)
 
     def parse_request(self) -> bool:
-        if not super().parse_request():
-            return False
-        if self.request_version == "HTTP/0.9":  # (a request line of two words)
-            # (answered in HTTP/1.0, with a status line: 0.9 has none)
+        raw: bytes = getattr(self, "raw_requestline", b"")  # (set by handle_one_request)
+        line = str(raw, "iso-8859-1").rstrip("\r\n")
+        words = line.split()
+        if len(words) == 2:
+            # A request line without a version is HTTP/0.9, which has no
+            # headers to wait for and no status line: answered at once, in
+            # HTTP/1.0 (http.server would read headers, then answer 0.9).
+            self.requestline, (self.command, self.path) = line, words
             self.request_version = "HTTP/1.0"
             self.close_connection = True
             self.send_error(505, "HTTP/0.9 is not served: use HTTP/1.0 or 1.1")
+            return False
+        if not super().parse_request():
             return False
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:

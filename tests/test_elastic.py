@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from elastic_checks import check_books, check_live, check_provider
 from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError, Node,
                           InvalidTypeError, LighthouseException, PrioritizedDistributor,
-                          RoundRobinDistributor, UnknownNameError, __version__, plan_scale_up)
+                          RoundRobinDistributor, UnknownNameError, __version__)
 from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
@@ -85,24 +85,6 @@ def test_a_cycle_asks_for_nodes_adopts_them_when_ready_and_places_the_queue():
     check_books(manager)
     assert set(third.to_dict()) == {"added", "failed", "requested", "placed", "moved",
                                     "deleted", "lost", "requeued", "pending", "errors"}
-
-
-def test_the_queue_is_placed_in_the_order_the_plan_sized_the_nodes_for():
-    # (two 4-cpu nodes hold 1+1+3+3 cpu largest first; in the order of
-    # arrival the second 3 found no room and a third node was bought)
-    template = [{"name": "vm", "resources": {"cpu": 4}}]
-    jobs = [{"name": "s1", "requirements": {"cpu": 1}}, {"name": "s2", "requirements": {"cpu": 1}},
-            {"name": "b1", "requirements": {"cpu": 3}}, {"name": "b2", "requirements": {"cpu": 3}}]
-    plan = plan_scale_up(PrioritizedDistributor([]), jobs, template)
-    assert len(plan.new_nodes) == 2 and plan.order == ["b1", "b2", "s1", "s2"]
-    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), template,
-                             max_nodes=10, intervals={"add": 0})
-    manager.submit(jobs)
-    assert manager.manage_once().requested == ["vm-1", "vm-2"]
-    assert manager.pending == ("b1", "b2", "s1", "s2")
-    report = manager.manage_once()
-    assert report.pending == [] and report.requested == []
-    assert report.placed == plan.assignments
 
 
 def test_a_node_failing_after_it_joined_is_given_back_and_its_work_placed_again():
@@ -182,7 +164,8 @@ def test_scale_down_gives_idle_nodes_back_keeping_min_nodes():
 
 
 def test_scale_down_reports_the_work_it_moves_off_the_nodes_it_gives_back():
-    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(),
+    provider = SimulatedProvider()
+    manager = ElasticManager(PrioritizedDistributor([]), provider,
                              [{"name": "vm", "resources": {"cpu": 4}}], max_nodes=2,
                              enable_delete=True, intervals={"add": 0, "delete": 0})
     manager.submit([{"name": "job-1", "requirements": {"cpu": 3}},
@@ -190,6 +173,11 @@ def test_scale_down_reports_the_work_it_moves_off_the_nodes_it_gives_back():
     settle(manager, 2)
     manager.finish(["job-1"])
     assert manager.submit([{"name": "job-3", "requirements": {"cpu": 1}}]) == {"job-3": "vm-1"}
+    # (a step that failed at the provider changed nothing, and reports no move)
+    provider.fail_next("delete_nodes")
+    report = manager.manage_once(force=True)
+    assert report.errors and report.moved == {} and report.deleted == []
+    assert manager.assignments == {"job-2": "vm-2", "job-3": "vm-1"}
     report = manager.manage_once(force=True)
     assert report.deleted == ["vm-1"] and report.moved == {"job-3": "vm-2"}
     assert manager.assignments == {"job-2": "vm-2", "job-3": "vm-2"}
@@ -1077,6 +1065,40 @@ def test_a_manager_refused_a_store_another_opened_first_leaves_it_whole(tmp_path
     assert refused and "in use by another manager" in refused[0]
     second.submit([job("job-1", 8)])
     second.close()
+    assert ElasticManager.open(path, SimulatedProvider()).pending == ("job-1",)
+
+
+def test_a_manager_refused_a_store_another_saved_first_leaves_it_whole(tmp_path, monkeypatch):
+    # (the other manager made its state and closed before this one could
+    # look: "already holds a manager", and the file was removed all the same)
+    import threading
+
+    import pylighthouse.elastic.manager as module
+    path = str(tmp_path / "raced.db")
+    real, claimed, go = module.Store, threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):
+        if threading.current_thread().name == "first":
+            claimed.set()
+            go.wait()
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, "Store", slow)
+    refused = []
+
+    def first():
+        try:
+            ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
+        except InvalidInputError as error:
+            refused.append(str(error))
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    claimed.wait()
+    second = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
+    second.submit([job("job-1", 8)])
+    second.close()
+    go.set()
+    thread.join()
+    assert refused and "already holds a manager" in refused[0]
     assert ElasticManager.open(path, SimulatedProvider()).pending == ("job-1",)
 
 

@@ -417,6 +417,13 @@ def test_the_bundled_server_answers_its_own_errors_in_json(bundled, data, status
     assert error_of(exchange(bundled, data), status)
 
 
+@pytest.mark.parametrize("line", [b"GET /health\r\n", b"POST /assign-workloads\r\n"])
+def test_a_request_without_a_version_is_answered_at_once(bundled, line):
+    # (HTTP/0.9: the server read headers that never come, until its timeout,
+    # then answered a bare body; a POST got 400)
+    assert error_of(exchange(bundled, line, shut=False, wait=5), 505)
+
+
 def test_the_bundled_server_checks_its_settings():
     with pytest.raises(ValueError, match="port"):
         make_wsgi_server("127.0.0.1", 99999)

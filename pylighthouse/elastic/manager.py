@@ -21,7 +21,7 @@ from ..model import Node, Workload
 from ..planning import accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, seconds_of, to_json_quantity, to_quantity
 from .provider import FAILED, READY, Provider, _count as _whole
-from .store import Store, StoreError
+from .store import Store, StoreError, StoreInUse
 
 __all__ = ["ElasticManager", "CycleReport", "API_VERSION", "DEFAULT_INTERVALS"]
 
@@ -133,12 +133,14 @@ class ElasticManager:
         made = _claim(store)
         try:
             store_ = Store(store)
+        except StoreInUse:
+            raise  # (another manager opened the file since: it is theirs now)
         except BaseException:
-            # (not ours if another manager opened it since: it holds the lock)
-            _unmake(made, untouched=True)
+            _unmake(made)
             raise
         try:
             if store_.load():
+                made = None  # (another manager's state, saved since we made the file)
                 raise InvalidInputError(
                     f"store {store}: already holds a manager; resume it with ElasticManager.open")
             self._setup(provider, store_, clock)
@@ -570,11 +572,6 @@ class ElasticManager:
         if not nodes:
             return
         self._requested.update((node.name, node) for node in nodes)
-        # The queue takes the plan's order, which the plan's nodes are sized
-        # for (largest first, say, for Prioritized): placed in the order of
-        # arrival, it could leave work waiting on them and buy one more.
-        rank = {name: at for at, name in enumerate(plan.order)}
-        self._pending.sort(key=lambda load: rank.get(load.name, len(rank)))
         # Written before the provider is asked: after a crash, the node is
         # adopted when ready, or forgotten when the provider never heard of it.
         self._commit()
@@ -594,12 +591,13 @@ class ElasticManager:
         plan = plan_scale_down(self._distributor, max_nodes=limit, values=values,
                                keep=self._static)
         removing = list(plan.removable)
+        moved: Dict[str, str] = {}  # (reported once the provider took the nodes)
         for name in removing:
             # (in the plan's order, each drain moves what the plan says; what
             # a drain could not move, none by the planner's contract, would
             # go back to the queue as any removed node's work does)
             moves = self._distributor.drain(name)
-            report.moved.update({load: node for load, node in moves.items() if node})
+            moved.update({load: node for load, node in moves.items() if node})
             self._remove([name])
         if not removing:
             return
@@ -607,6 +605,7 @@ class ElasticManager:
         self._commit()
         self._provider.delete_nodes(list(removing))
         self._deleting = [name for name in self._deleting if name not in removing]
+        report.moved.update(moved)
         report.deleted.extend(removing)
 
     # ----------------------------------------------------------- helpers
@@ -840,20 +839,11 @@ def _claim(store: Any) -> Optional[str]:
     return path
 
 
-def _unmake(path: Optional[str], untouched: bool = False) -> None:
+def _unmake(path: Optional[str]) -> None:
     """Remove the store file :func:`_claim` made (and SQLite's files beside
-    it), so that a constructor that failed leaves nothing behind;
-    ``untouched``: only if it is still as made (empty, no log beside it),
-    for a constructor that never held the store: another manager that
-    opened it in the meantime owns it."""
+    it), so that a constructor that failed leaves nothing behind."""
     if path is None:
         return
-    if untouched:
-        try:
-            if os.path.getsize(path) or os.path.lexists(f"{path}-wal"):
-                return
-        except OSError:
-            return
     for made in (path, f"{path}-wal", f"{path}-shm"):
         with contextlib.suppress(OSError):
             os.remove(made)

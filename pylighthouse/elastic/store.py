@@ -15,6 +15,10 @@ STORE_FORMAT = 1
 BUSY_SECONDS = 1.0
 
 
+class StoreInUse(InvalidInputError):
+    """The store is open in another manager (which owns the file)."""
+
+
 class StoreError(LighthouseException, OSError):
     """The store could not be written (a full disk, an I/O error, a file
     removed from under it): the change was not saved, and the manager
@@ -89,7 +93,7 @@ class Store:
         except sqlite3.OperationalError as error:
             self.close()
             if "locked" in str(error) or "busy" in str(error):
-                raise InvalidInputError(
+                raise StoreInUse(
                     f"store {path}: in use by another manager (a store has one manager "
                     "at a time: close the other first)") from None
             raise InvalidInputError(f"store {path}: cannot be used: {error}") from None
