@@ -373,9 +373,7 @@ def test_the_plans_found_where_a_tag_is_on_existing_nodes_only():
                {"name": "w3", "requirements": {"cpu": 1}}]
     plan = plan_scale_up(cluster, pending, [{"name": "t", "resources": {"cpu": 2}},
                                             {"name": "u", "resources": {"cpu": 4}}])
-    # (one node of either template leaves w2 waiting, at the same cost: the
-    # earlier template, now that one t, not only two, is tried)
-    assert [node.name for node in plan.new_nodes] == ["t-1"]
+    assert [node.name for node in plan.new_nodes] == ["u-1"]
     assert list(plan.unplaceable) == ["w2"]
     cluster = RoundRobinDistributor([{"name": "n0", "resources": {"cpu": 3, "ssd": 0}}])
     pending = [{"name": "w0", "requirements": {"cpu": 1, "ssd": 0}},
