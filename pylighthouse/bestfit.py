@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
                     Sequence, Set, Tuple, Type, TypeVar, Union)
 
-from .distributors import Distributor, NodeLike, _field, _Pass, _Slot
+from .distributors import Distributor, NodeLike, _field, _Pass, _reading, _Slot
 from .errors import json_path
 from .fit import reason_of
 from .index import NodeOrder
@@ -352,6 +352,7 @@ class BestFitDistributor(Distributor):
         """The rubric the distributor scores room with, or ``None`` (shares)."""
         return self._rubric
 
+    @_reading
     def room_score(self, name: str) -> Decimal:
         """Return the room score of node ``name`` now (see the class docs; NaN
         for a rubric score meeting both infinities).

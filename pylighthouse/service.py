@@ -452,7 +452,7 @@ class _Handler(WSGIRequestHandler):
 
 
 def make_wsgi_server(host: str = "127.0.0.1", port: int = 8087,
-                     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                     max_body_bytes: Optional[int] = None,
                      quiet: bool = False, *, limits: Optional[Limits] = None,
                      timeout: float = 30.0,
                      max_connections: int = 256) -> ThreadingWSGIServer:
@@ -500,7 +500,7 @@ def _open_files_left() -> int:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8087,
-          max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, *,
+          max_body_bytes: Optional[int] = None, *,
           limits: Optional[Limits] = None, server: str = "auto",
           timeout: float = 30.0, max_connections: int = 256) -> None:
     """Serve the application until interrupted (Ctrl-C), logging requests to stderr.
@@ -541,11 +541,13 @@ def serve(host: str = "127.0.0.1", port: int = 8087,
             pass
 
 
-def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: int,
+def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: Optional[int],
                     limits: Optional[Limits], timeout: float, max_connections: int) -> None:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port: expected a whole number from 0 to 65535, got {port!r}")
     application = make_app(max_body_bytes, limits=limits)
+    if max_body_bytes is None:  # (the limits' own, as the application judges it)
+        max_body_bytes = (limits or Limits()).max_body_bytes
     httpd = module.create_server(application, host=host, port=port,
                                  channel_timeout=timeout, connection_limit=max_connections,
                                  # (how often silent channels are looked for:

@@ -5,6 +5,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import urllib.request
 import xmlrpc.client
 from decimal import Decimal
@@ -933,6 +934,28 @@ def test_rpc_answers_a_store_that_cannot_be_written_as_a_failure_not_bad_argumen
     finally:
         monkeypatch.setattr(Store, "_run", real)
         server.shutdown()
+        manager.close()
+
+
+def test_a_silent_rpc_client_holds_up_neither_other_clients_nor_shutdown():
+    import socket
+    manager, _ = make()
+    server = serve_rpc(manager)
+    host, port = server.server_address[:2]
+    silent = socket.create_connection((host, port))
+    try:
+        proxy = xmlrpc.client.ServerProxy(f"http://{host}:{port}/")
+        done = []
+        caller = threading.Thread(target=lambda: done.append(proxy.GetVersion({})), daemon=True)
+        caller.start()
+        caller.join(10)
+        assert done and done[0]["code"] == 0
+        stopper = threading.Thread(target=server.shutdown, daemon=True)
+        stopper.start()
+        stopper.join(10)
+        assert not stopper.is_alive()
+    finally:
+        silent.close()
         manager.close()
 
 

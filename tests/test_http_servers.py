@@ -424,6 +424,21 @@ def test_a_request_without_a_version_is_answered_at_once(bundled, line):
     assert error_of(exchange(bundled, line, shut=False, wait=5), 505)
 
 
+def test_the_body_limit_given_in_limits_is_the_servers():
+    # (make_wsgi_server's own max_body_bytes, 1 MiB by default, replaced it)
+    server = make_wsgi_server("127.0.0.1", 0, quiet=True, limits=Limits(max_body_bytes=1000))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        body = b"x" * 5000
+        answer = exchange(server.server_port, b"POST /assign-workloads HTTP/1.0\r\n"
+                          b"Content-Length: 5000\r\n\r\n" + body)
+        assert error_of(answer, 413)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_the_bundled_server_checks_its_settings():
     with pytest.raises(ValueError, match="port"):
         make_wsgi_server("127.0.0.1", 99999)

@@ -112,3 +112,23 @@ def test_planners_hold_the_distributors_lock_while_they_read_it(monkeypatch):
                   {"resources": {"cpu": 16, "mem": 1}})
     plan_scale_down(distributor)
     assert held and all(held)
+
+
+def test_room_score_holds_the_distributors_lock():
+    # (the one public method without it: it read a failing all-or-nothing
+    # call's trial placements, and wrote BestFit's per-node records under
+    # another call's feet)
+    from pylighthouse import BestFitDistributor
+    distributor = BestFitDistributor(NODES)
+    held = []
+    real = BestFitDistributor._room
+
+    def watched(self, slot, changed=None):
+        held.append(distributor._lock._is_owned())
+        return real(self, slot, changed)
+    BestFitDistributor._room = watched
+    try:
+        distributor.room_score(NODES[0]["name"])
+    finally:
+        BestFitDistributor._room = real
+    assert held and all(held)

@@ -1,4 +1,5 @@
 """The elasticslice client endpoint: a manager's revocation calls over XML-RPC."""
+import socketserver
 import threading
 import xmlrpc.client
 from typing import Any, Callable, Dict, Tuple
@@ -19,18 +20,28 @@ ERROR = 2
 
 
 class _Quiet(SimpleXMLRPCRequestHandler):
-    """A request handler that writes no log line per request."""
+    """A request handler that writes no log line per request, and drops a
+    client silent for ``timeout`` seconds."""
+
+    timeout = 30
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
-class RPCServer(SimpleXMLRPCServer):
+class RPCServer(socketserver.ThreadingMixIn, SimpleXMLRPCServer):
     """A running XML-RPC server in a thread of its own (see :func:`serve_rpc`).
 
     ``server_address`` is the ``(host, port)`` it listens on;
-    :meth:`shutdown` stops it and closes its socket.
+    :meth:`shutdown` stops it and closes its socket. Each connection is
+    served in a thread of its own (the manager's lock serialises the
+    calls), so that a client that connects and sends nothing holds up
+    neither the others nor :meth:`shutdown`; it is dropped after 30
+    seconds.
     """
+
+    daemon_threads = True
+    block_on_close = False
 
     def __init__(self, address: Tuple[str, int]):
         super().__init__(address, requestHandler=_Quiet, allow_none=False,
