@@ -434,6 +434,11 @@ class _Handler(WSGIRequestHandler):
             return False
         if not super().parse_request():
             return False
+        if self.request_version not in ("HTTP/1.0", "HTTP/1.1"):  # (0.9, 1.2...)
+            self.request_version = "HTTP/1.0"  # (0.9 would get no status line)
+            self.close_connection = True
+            self.send_error(505, "only HTTP/1.0 and 1.1 are served")
+            return False
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:
             self.send_error(400, "Content-Length: given twice with different values")

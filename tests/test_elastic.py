@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 import xmlrpc.client
 from decimal import Decimal
@@ -956,6 +957,32 @@ def test_a_silent_rpc_client_holds_up_neither_other_clients_nor_shutdown():
         assert not stopper.is_alive()
     finally:
         silent.close()
+        manager.close()
+
+
+def test_the_rpc_server_serves_a_bounded_number_of_connections(monkeypatch):
+    import socket
+
+    from pylighthouse.elastic import rpc
+    monkeypatch.setattr(rpc, "MAX_CONNECTIONS", 2)
+    manager, _ = make()
+    server = serve_rpc(manager)
+    host, port = server.server_address[:2]
+    silent = [socket.create_connection((host, port)) for _ in range(2)]
+    try:
+        time.sleep(0.2)  # (both taken by their threads)
+        with socket.create_connection((host, port), timeout=10) as third:
+            third.sendall(b"POST / HTTP/1.0\r\n")
+            assert third.recv(100) == b""  # (closed at once, not left waiting)
+        for connection in silent:
+            connection.close()
+        time.sleep(0.2)
+        proxy = xmlrpc.client.ServerProxy(f"http://{host}:{port}/")
+        assert proxy.GetVersion({})["code"] == 0
+    finally:
+        for connection in silent:
+            connection.close()
+        server.shutdown()
         manager.close()
 
 

@@ -101,6 +101,7 @@ workload_lists = st.one_of(st.lists(workload_dicts, max_size=4), hostile)
 
 #: How a message starts: the item it is about (and then its field).
 ITEM = re.compile(r"(node|workload|nodes\[\d+\]|workloads\[\d+\]|nodes|workloads|rubric|"
+                  r"pending(\[\d+\])?|"
                   r"snapshot|templates(\[\d+\])?|values|max_nodes|max_new_nodes|distributor|"
                   r"check_fit|release_loads|remove_nodes|node_state|cordon|uncordon|drain|"
                   r"record_running|room_score)\b")

@@ -406,6 +406,8 @@ def test_a_connection_thread_that_cannot_start_gives_its_slot_back():
 @pytest.mark.parametrize("data, status", [
     (b"GARBAGE\r\n\r\n", 400),
     (b"GET /health HTTP/9.9\r\n\r\n", 505),
+    (b"GET /health HTTP/0.9\r\n\r\n", 505),
+    (b"GET /health HTTP/1.2\r\n\r\n", 505),
     # (a request line without a version is HTTP/0.9: it was answered in
     # 0.9, a bare body with no status; and without the empty line, not at
     # all until the timeout)

@@ -19,6 +19,11 @@ BADARGS = 1
 ERROR = 2
 
 
+#: Connections served at once; more are closed at once (the provider's
+#: calls are few, and each waits for the manager's lock).
+MAX_CONNECTIONS = 32
+
+
 class _Quiet(SimpleXMLRPCRequestHandler):
     """A request handler that writes no log line per request, and drops a
     client silent for ``timeout`` seconds."""
@@ -37,7 +42,8 @@ class RPCServer(socketserver.ThreadingMixIn, SimpleXMLRPCServer):
     served in a thread of its own (the manager's lock serialises the
     calls), so that a client that connects and sends nothing holds up
     neither the others nor :meth:`shutdown`; it is dropped after 30
-    seconds.
+    seconds. At most :data:`MAX_CONNECTIONS` are served at once; one more
+    is closed at once.
     """
 
     daemon_threads = True
@@ -46,8 +52,27 @@ class RPCServer(socketserver.ThreadingMixIn, SimpleXMLRPCServer):
     def __init__(self, address: Tuple[str, int]):
         super().__init__(address, requestHandler=_Quiet, allow_none=False,
                          logRequests=False)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._thread = threading.Thread(target=self.serve_forever, daemon=True,
                                         name="pylighthouse-rpc")
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection in a thread of its own, or close it at once
+        when :data:`MAX_CONNECTIONS` are being served."""
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def start(self) -> "RPCServer":
         self._thread.start()
