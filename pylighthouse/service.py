@@ -339,26 +339,26 @@ def __getattr__(name: str) -> Any:
 
 # ------------------------------------------------------------ bundled server
 
-class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    """wsgiref's server, answering each connection on its own thread.
-
-    At most ``max_connections`` connections are served at once; one more is
-    answered ``503`` at once and closed. The listen backlog holds
-    ``request_queue_size`` connections waiting to be accepted.
-    """
+class BoundedThreads(socketserver.ThreadingMixIn):
+    """A socketserver mix-in: each connection on a thread of its own, at
+    most ``max_connections`` at once; one more is handed to :meth:`refuse`
+    and closed at once."""
 
     daemon_threads = True
-    request_queue_size = 1024
     max_connections = 256
 
     def server_activate(self) -> None:
         self._slots = threading.BoundedSemaphore(self.max_connections)
-        super().server_activate()
+        super().server_activate()  # type: ignore[misc]  # (the server's own)
+
+    def refuse(self, request: Any) -> None:
+        """Answer a connection over the cap, if the protocol allows (it is
+        closed then)."""
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
-            _refuse(request, 503, "too many connections; try again shortly")
-            self.shutdown_request(request)
+            self.refuse(request)
+            self.shutdown_request(request)  # type: ignore[attr-defined]
             return
         # ThreadingMixIn's start, with the slot given back only when no
         # thread started (the thread gives it back when it ends). A Ctrl-C
@@ -378,6 +378,20 @@ class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
+
+
+class ThreadingWSGIServer(BoundedThreads, WSGIServer):
+    """wsgiref's server, answering each connection on its own thread.
+
+    At most ``max_connections`` connections are served at once; one more is
+    answered ``503`` at once and closed. The listen backlog holds
+    ``request_queue_size`` connections waiting to be accepted.
+    """
+
+    request_queue_size = 1024
+
+    def refuse(self, request: Any) -> None:
+        _refuse(request, 503, "too many connections; try again shortly")
 
 
 def _refuse(connection: Any, status: int, message: str) -> None:

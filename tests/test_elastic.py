@@ -964,7 +964,7 @@ def test_the_rpc_server_serves_a_bounded_number_of_connections(monkeypatch):
     import socket
 
     from pylighthouse.elastic import rpc
-    monkeypatch.setattr(rpc, "MAX_CONNECTIONS", 2)
+    monkeypatch.setattr(rpc.RPCServer, "max_connections", 2)
     manager, _ = make()
     server = serve_rpc(manager)
     host, port = server.server_address[:2]
@@ -1084,9 +1084,13 @@ def test_manage_takes_a_store_whose_first_state_was_never_saved_as_new(tmp_path,
         path=str(store) + ".provider.json")).pending
 
 
-def test_a_manager_refused_a_store_another_opened_first_leaves_it_whole(tmp_path, monkeypatch):
+@pytest.mark.parametrize("saved_first, refusal", [
+    (False, "in use by another manager"), (True, "already holds a manager")])
+def test_a_manager_refused_a_store_another_made_its_own_leaves_it_whole(
+        tmp_path, monkeypatch, saved_first, refusal):
     # (two managers made on one new store at once: the one that made the
-    # file lost the lock to the other, and removed the file the other used)
+    # file found the other holding it, or its state saved, and removed the
+    # file the other used)
     import threading
 
     import pylighthouse.elastic.manager as module
@@ -1110,45 +1114,15 @@ def test_a_manager_refused_a_store_another_opened_first_leaves_it_whole(tmp_path
     thread.start()
     claimed.wait()
     second = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
+    if saved_first:
+        second.submit([job("job-1", 8)])
+        second.close()
     go.set()
     thread.join()
-    assert refused and "in use by another manager" in refused[0]
-    second.submit([job("job-1", 8)])
-    second.close()
-    assert ElasticManager.open(path, SimulatedProvider()).pending == ("job-1",)
-
-
-def test_a_manager_refused_a_store_another_saved_first_leaves_it_whole(tmp_path, monkeypatch):
-    # (the other manager made its state and closed before this one could
-    # look: "already holds a manager", and the file was removed all the same)
-    import threading
-
-    import pylighthouse.elastic.manager as module
-    path = str(tmp_path / "raced.db")
-    real, claimed, go = module.Store, threading.Event(), threading.Event()
-
-    def slow(*args, **kwargs):
-        if threading.current_thread().name == "first":
-            claimed.set()
-            go.wait()
-        return real(*args, **kwargs)
-    monkeypatch.setattr(module, "Store", slow)
-    refused = []
-
-    def first():
-        try:
-            ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
-        except InvalidInputError as error:
-            refused.append(str(error))
-    thread = threading.Thread(target=first, name="first")
-    thread.start()
-    claimed.wait()
-    second = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), [VM], store=path)
-    second.submit([job("job-1", 8)])
-    second.close()
-    go.set()
-    thread.join()
-    assert refused and "already holds a manager" in refused[0]
+    assert refused and refusal in refused[0]
+    if not saved_first:
+        second.submit([job("job-1", 8)])
+        second.close()
     assert ElasticManager.open(path, SimulatedProvider()).pending == ("job-1",)
 
 

@@ -1,11 +1,11 @@
 """The elasticslice client endpoint: a manager's revocation calls over XML-RPC."""
-import socketserver
 import threading
 import xmlrpc.client
 from typing import Any, Callable, Dict, Tuple
 from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
 from ..errors import LighthouseException
+from ..service import BoundedThreads
 from .manager import ElasticManager
 from .store import StoreError
 
@@ -19,11 +19,6 @@ BADARGS = 1
 ERROR = 2
 
 
-#: Connections served at once; more are closed at once (the provider's
-#: calls are few, and each waits for the manager's lock).
-MAX_CONNECTIONS = 32
-
-
 class _Quiet(SimpleXMLRPCRequestHandler):
     """A request handler that writes no log line per request, and drops a
     client silent for ``timeout`` seconds."""
@@ -34,7 +29,7 @@ class _Quiet(SimpleXMLRPCRequestHandler):
         pass
 
 
-class RPCServer(socketserver.ThreadingMixIn, SimpleXMLRPCServer):
+class RPCServer(BoundedThreads, SimpleXMLRPCServer):
     """A running XML-RPC server in a thread of its own (see :func:`serve_rpc`).
 
     ``server_address`` is the ``(host, port)`` it listens on;
@@ -42,37 +37,19 @@ class RPCServer(socketserver.ThreadingMixIn, SimpleXMLRPCServer):
     served in a thread of its own (the manager's lock serialises the
     calls), so that a client that connects and sends nothing holds up
     neither the others nor :meth:`shutdown`; it is dropped after 30
-    seconds. At most :data:`MAX_CONNECTIONS` are served at once; one more
-    is closed at once.
+    seconds. At most ``max_connections`` (32) are served at once; one more
+    is closed at once (the provider's calls are few, and each waits for
+    the manager's lock).
     """
 
-    daemon_threads = True
     block_on_close = False
+    max_connections = 32
 
     def __init__(self, address: Tuple[str, int]):
         super().__init__(address, requestHandler=_Quiet, allow_none=False,
                          logRequests=False)
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._thread = threading.Thread(target=self.serve_forever, daemon=True,
                                         name="pylighthouse-rpc")
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """Serve the connection in a thread of its own, or close it at once
-        when :data:`MAX_CONNECTIONS` are being served."""
-        if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
 
     def start(self) -> "RPCServer":
         self._thread.start()
