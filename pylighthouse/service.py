@@ -358,7 +358,7 @@ class BoundedThreads(socketserver.ThreadingMixIn):
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
             self.refuse(request)
-            self.shutdown_request(request)  # type: ignore[attr-defined]
+            self.shutdown_request(request)  # type: ignore[attr-defined]  # (the server's own)
             return
         # ThreadingMixIn's start, with the slot given back only when no
         # thread started (the thread gives it back when it ends). A Ctrl-C
