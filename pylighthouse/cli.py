@@ -494,20 +494,14 @@ def _manage(args: argparse.Namespace) -> int:
                           simulate_run=args.simulate, cycles=args.cycles, rpc=rpc)
     except LighthouseException as error:
         raise _BadInput(f"{_source(args.config)}: {error}") from None
-    except _WriteFailed as error:  # (the output: as every command reports it)
-        raise OSError(error.errno, error.strerror) from None
-    except BrokenPipeError:
-        raise
+    except (_WriteFailed, BrokenPipeError):
+        raise  # (the output's: reported as every command reports it)
     except OSError as error:
         raise _BadInput(f"manage: {error}") from None
 
 
-class _WriteFailed(Exception):
+class _WriteFailed(OSError):
     """Writing the output failed (not the store, not the provider)."""
-
-    def __init__(self, error: OSError):
-        super().__init__(error.errno, error.strerror)
-        self.errno, self.strerror = error.errno, error.strerror
 
 
 class _Output:
@@ -519,18 +513,17 @@ class _Output:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        try:
-            written: int = self._stream.write(text)
-            return written
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise _WriteFailed(error) from None
+        written: int = self._writing(self._stream.write, text)
+        return written
 
     def flush(self) -> None:
+        self._writing(self._stream.flush)
+
+    @staticmethod
+    def _writing(step: Any, *args: Any) -> Any:
         try:
-            self._stream.flush()
+            return step(*args)
         except BrokenPipeError:
             raise
         except OSError as error:
-            raise _WriteFailed(error) from None
+            raise _WriteFailed(error.errno, error.strerror) from None

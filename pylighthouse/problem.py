@@ -25,7 +25,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      SHOWN_LIMIT, LighthouseException, json_path, quoted)
 from .errors import shown as describe_number
 from .model import Node, Workload, _quick_workload, valid_unicode
-from .quantities import MAX_EXPONENT, from_json_quantity
+from .quantities import MAX_EXPONENT, RANGE, from_json_quantity
 from .rubric import Rubric
 
 __all__ = ["Problem", "Outcome", "parse_json", "load_problem", "check_problem",
@@ -220,8 +220,7 @@ def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
     if isinstance(value, _Beyond):
         text = value.text if len(value.text) <= SHOWN_LIMIT \
             else value.text[:SHOWN_LIMIT] + f"... ({len(value.text)} characters)"
-        return path, (f"{text} is out of range (magnitudes from 1e-{MAX_EXPONENT} to "
-                      f"1e{MAX_EXPONENT}, at most {MAX_EXPONENT} decimal places)")
+        return path, f"{text} is out of range ({RANGE})"
     pairs: Any = ()
     if isinstance(value, _Repeated):
         pairs = value.pairs

@@ -197,10 +197,12 @@ def _out_of_range(value: Any, where: str) -> InvalidInputError:
     if type(value) in (Decimal, float):  # as JSON would write it
         text = str(value)
         text = text if len(text) <= SHOWN_LIMIT else text[:SHOWN_LIMIT] + "..."
-    return InvalidInputError(
-        f"{where}: {text} is out of range (magnitudes from "
-        f"1e-{MAX_EXPONENT} to 1e{MAX_EXPONENT}, at most "
-        f"{MAX_EXPONENT} decimal places)")
+    return InvalidInputError(f"{where}: {text} is out of range ({RANGE})")
+
+
+#: The range of quantities, as messages give it.
+RANGE = (f"magnitudes from 1e-{MAX_EXPONENT} to 1e{MAX_EXPONENT}, at most "
+         f"{MAX_EXPONENT} decimal places")
 
 
 #: How far beyond the input range a sum the library made may reach (digits):
@@ -230,10 +232,17 @@ def made_quantity(value: Any, where: str) -> Decimal:
         return to_quantity(value, where)  # (which names what it refuses)
     if not made:
         return ZERO
-    if made.is_finite() and (made.adjusted() > MAX_EXPONENT + _MADE_DIGITS
-                             or int(made.as_tuple().exponent) < -MAX_EXPONENT):
+    if made.is_finite() and not _within_made(made):
         return to_quantity(value, where)  # (no sum of quantities is that far out)
     return made
+
+
+def _within_made(quantity: Decimal) -> bool:
+    """Whether a finite quantity lies where the library's own sums may:
+    up to :data:`_MADE_DIGITS` digits beyond the input range, no more
+    decimal places than input may have. O(digits)."""
+    return quantity.adjusted() <= MAX_EXPONENT + _MADE_DIGITS \
+        and int(quantity.as_tuple().exponent) >= -MAX_EXPONENT
 
 
 def seconds_of(value: Any) -> float:
@@ -449,10 +458,7 @@ def _plain_decimal(quantity: Decimal, finite: bool, made: bool) -> bool:
     if quantity.is_finite():
         if not quantity:
             return False  # (read as ZERO, whatever its exponent)
-        adjusted = quantity.adjusted()
-        return -MAX_EXPONENT <= adjusted <= (MAX_EXPONENT + _MADE_DIGITS if made
-                                             else MAX_EXPONENT - 1) \
-            and int(quantity.as_tuple().exponent) >= -MAX_EXPONENT
+        return _within_made(quantity) and (made or quantity.adjusted() < MAX_EXPONENT)
     return quantity.is_infinite() and not finite
 
 

@@ -92,8 +92,6 @@ class Rubric:
                         total = _ADD(total, _MULTIPLY(factor, quantity))
         except InvalidOperation:  # +inf and -inf terms: the careful pass says so
             return self._infinite_score(quantities)
-        except (TypeError, AttributeError):  # plain numbers, or not numbers at all
-            return self.score(quantities)
         if total.is_finite():
             return total
         return self._infinite_score(quantities)

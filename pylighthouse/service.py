@@ -433,26 +433,27 @@ class _Handler(WSGIRequestHandler):
         if self.command != "HEAD" and code >= 200 and code not in (204, 304):
             self.wfile.write(body)
 
+    def _unserved(self, message: str) -> bool:
+        """Answer 505 in HTTP/1.0 (0.9 has no status line) and close."""
+        self.request_version = "HTTP/1.0"
+        self.close_connection = True
+        self.send_error(505, message)
+        return False
+
     def parse_request(self) -> bool:
         raw: bytes = getattr(self, "raw_requestline", b"")  # (set by handle_one_request)
         line = str(raw, "iso-8859-1").rstrip("\r\n")
         words = line.split()
         if len(words) == 2:
             # A request line without a version is HTTP/0.9, which has no
-            # headers to wait for and no status line: answered at once, in
-            # HTTP/1.0 (http.server would read headers, then answer 0.9).
+            # headers to wait for and no status line: answered at once
+            # (http.server would read headers, then answer 0.9).
             self.requestline, (self.command, self.path) = line, words
-            self.request_version = "HTTP/1.0"
-            self.close_connection = True
-            self.send_error(505, "HTTP/0.9 is not served: use HTTP/1.0 or 1.1")
-            return False
+            return self._unserved("HTTP/0.9 is not served: use HTTP/1.0 or 1.1")
         if not super().parse_request():
             return False
         if self.request_version not in ("HTTP/1.0", "HTTP/1.1"):  # (0.9, 1.2...)
-            self.request_version = "HTTP/1.0"  # (0.9 would get no status line)
-            self.close_connection = True
-            self.send_error(505, "only HTTP/1.0 and 1.1 are served")
-            return False
+            return self._unserved("only HTTP/1.0 and 1.1 are served")
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:
             self.send_error(400, "Content-Length: given twice with different values")
