@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from elastic_checks import check_books, check_live, check_provider
 from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputError, Node,
                           InvalidTypeError, LighthouseException, PrioritizedDistributor,
-                          RoundRobinDistributor, UnknownNameError, __version__)
+                          RoundRobinDistributor, UnknownNameError, __version__, plan_scale_up)
 from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
                                   SimulatedProvider, serve_rpc)
@@ -87,6 +87,41 @@ def test_a_cycle_asks_for_nodes_adopts_them_when_ready_and_places_the_queue():
     check_books(manager)
     assert set(third.to_dict()) == {"added", "failed", "requested", "placed", "moved",
                                     "deleted", "lost", "requeued", "pending", "errors"}
+
+
+def test_nodes_that_join_take_the_queue_as_the_plan_sized_them():
+    # (two 4-cpu nodes hold 1+1+3+3 cpu largest first; placed in the order
+    # of arrival, the second 3 found no room and a third node was bought)
+    template = [{"name": "vm", "resources": {"cpu": 4}}]
+    jobs = [{"name": "s1", "requirements": {"cpu": 1}}, {"name": "s2", "requirements": {"cpu": 1}},
+            {"name": "b1", "requirements": {"cpu": 3}}, {"name": "b2", "requirements": {"cpu": 3}}]
+    plan = plan_scale_up(PrioritizedDistributor([]), jobs, template)
+    assert len(plan.new_nodes) == 2 and plan.order == ["b1", "b2", "s1", "s2"]
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), template,
+                             max_nodes=10, intervals={"add": 0})
+    manager.submit(jobs)
+    assert manager.manage_once().requested == ["vm-1", "vm-2"]
+    assert manager.pending == ("s1", "s2", "b1", "b2")  # (the queue keeps its order)
+    report = manager.manage_once()
+    assert report.added == ["vm-1", "vm-2"]
+    assert report.pending == [] and report.requested == []
+    assert report.placed == plan.assignments
+    check_books(manager)
+
+
+def test_the_queue_order_is_kept_when_largest_first_leaves_more_waiting():
+    # (one 4-cpu node joins for a queue of 2, 2, 3: in queue order both 2s
+    # go, largest first only the 3: the queue's order leaves fewer waiting)
+    template = [{"name": "vm", "resources": {"cpu": 4}}]
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), template,
+                             max_nodes=1, intervals={"add": 0})
+    manager.submit([{"name": name, "requirements": {"cpu": cpu}}
+                    for name, cpu in (("a", 2), ("b", 2), ("c", 3))])
+    assert manager.manage_once().requested == ["vm-1"]
+    report = manager.manage_once()
+    assert report.added == ["vm-1"] and report.placed == {"a": "vm-1", "b": "vm-1"}
+    assert manager.pending == ("c",)
+    check_books(manager)
 
 
 def test_a_node_failing_after_it_joined_is_given_back_and_its_work_placed_again():
