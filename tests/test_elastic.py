@@ -89,17 +89,21 @@ def test_a_cycle_asks_for_nodes_adopts_them_when_ready_and_places_the_queue():
                                     "deleted", "lost", "requeued", "pending", "errors"}
 
 
-def test_nodes_that_join_take_the_queue_as_the_plan_sized_them():
-    # (two 4-cpu nodes hold 1+1+3+3 cpu largest first; placed in the order
-    # of arrival, the second 3 found no room and a third node was bought)
-    template = [{"name": "vm", "resources": {"cpu": 4}}]
-    jobs = [{"name": "s1", "requirements": {"cpu": 1}}, {"name": "s2", "requirements": {"cpu": 1}},
-            {"name": "b1", "requirements": {"cpu": 3}}, {"name": "b2", "requirements": {"cpu": 3}}]
-    plan = plan_scale_up(PrioritizedDistributor([]), jobs, template)
+PLANNED = [{"name": "vm", "resources": {"cpu": 4}}]
+# (two 4-cpu nodes hold 1+1+3+3 cpu largest first; placed in the order of
+# arrival, the second 3 found no room and a third node was bought)
+SMALL_FIRST = [{"name": "s1", "requirements": {"cpu": 1}},
+               {"name": "s2", "requirements": {"cpu": 1}},
+               {"name": "b1", "requirements": {"cpu": 3}},
+               {"name": "b2", "requirements": {"cpu": 3}}]
+
+
+def test_the_queue_is_placed_as_the_plan_sized_the_nodes():
+    plan = plan_scale_up(PrioritizedDistributor([]), SMALL_FIRST, PLANNED)
     assert len(plan.new_nodes) == 2 and plan.order == ["b1", "b2", "s1", "s2"]
-    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), template,
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), PLANNED,
                              max_nodes=10, intervals={"add": 0})
-    manager.submit(jobs)
+    manager.submit(SMALL_FIRST)
     assert manager.manage_once().requested == ["vm-1", "vm-2"]
     assert manager.pending == ("s1", "s2", "b1", "b2")  # (the queue keeps its order)
     report = manager.manage_once()
@@ -109,11 +113,35 @@ def test_nodes_that_join_take_the_queue_as_the_plan_sized_them():
     check_books(manager)
 
 
+def test_a_cycle_retried_after_a_store_failure_places_the_queue_as_planned(tmp_path):
+    # (the nodes joined in the cycle that failed: the retried one places
+    # the queue as the first would have)
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), PLANNED,
+                             max_nodes=10, intervals={"add": 0}, store=str(tmp_path / "m.db"))
+    manager.submit(SMALL_FIRST)
+    assert manager.manage_once().requested == ["vm-1", "vm-2"]
+    save, saves = manager._store.save, []
+
+    def failing_once(parts):
+        saves.append(parts)
+        if len(saves) == 2:  # (the poll step's save went through; the placement's fails)
+            raise StoreError("store: cannot be written (injected)")
+        return save(parts)
+    manager._store.save = failing_once
+    with pytest.raises(StoreError):
+        manager.manage_once()
+    assert manager.nodes == ("vm-1", "vm-2") and manager.pending == ("s1", "s2", "b1", "b2")
+    report = manager.manage_once()
+    assert report.added == [] and report.requested == [] and report.pending == []
+    assert sorted(report.placed.items()) == [("b1", "vm-1"), ("b2", "vm-2"), ("s1", "vm-1"),
+                                             ("s2", "vm-2")]
+    check_books(manager)
+
+
 def test_the_queue_order_is_kept_when_largest_first_leaves_more_waiting():
-    # (one 4-cpu node joins for a queue of 2, 2, 3: in queue order both 2s
-    # go, largest first only the 3: the queue's order leaves fewer waiting)
-    template = [{"name": "vm", "resources": {"cpu": 4}}]
-    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), template,
+    # (one 4-cpu node for a queue of 2, 2, 3: in queue order both 2s go,
+    # largest first only the 3: the queue's order leaves fewer waiting)
+    manager = ElasticManager(PrioritizedDistributor([]), SimulatedProvider(), PLANNED,
                              max_nodes=1, intervals={"add": 0})
     manager.submit([{"name": name, "requirements": {"cpu": cpu}}
                     for name, cpu in (("a", 2), ("b", 2), ("c", 3))])
@@ -122,6 +150,21 @@ def test_the_queue_order_is_kept_when_largest_first_leaves_more_waiting():
     assert report.added == ["vm-1"] and report.placed == {"a": "vm-1", "b": "vm-1"}
     assert manager.pending == ("c",)
     check_books(manager)
+
+
+def test_a_step_undone_leaves_nothing_of_it_in_the_report():
+    # (the poll answered a name that is not a string: the step raised
+    # after vm-1 joined, and was undone; the report said vm-1 was added)
+    class Odd(SimulatedProvider):
+        def poll(self):
+            return {**super().poll(), 7: "creating"}
+    manager = ElasticManager(PrioritizedDistributor([]), Odd(), PLANNED, intervals={"add": 0})
+    manager.submit([{"name": "job", "requirements": {"cpu": 1}}])
+    assert manager.manage_once().requested == ["vm-1"]
+    report = manager.manage_once()
+    assert report.errors and report.errors[0].startswith("poll: ")
+    assert report.added == [] and manager.nodes == () and manager.creating == ("vm-1",)
+    assert report.pending == ["job"]
 
 
 def test_a_node_failing_after_it_joined_is_given_back_and_its_work_placed_again():

@@ -546,39 +546,31 @@ class ElasticManager:
         report.deleted.extend(names)
 
     def _place_pending(self, report: CycleReport) -> None:
-        """Place the queue. In a cycle where nodes joined, as the planner
-        sized them: in queue order, or largest first when that leaves fewer
-        waiting (see :func:`~pylighthouse.plan_scale_up`); the queue keeps
-        its order."""
+        """Place the queue as the planner sizes nodes for it: in queue order,
+        or largest first when that leaves fewer waiting (see
+        :func:`~pylighthouse.plan_scale_up`); the queue keeps its order.
+        Cost: one placement call; when the queue's order leaves some work
+        waiting but places some and largest first is another order, a copy
+        of the distributor made from the state last saved and a second
+        placement call on it."""
         if not self._pending:
             return
-        orders = [self._pending]
-        if report.added:
+        result = self._distributor.attempt_assign_loads(self._pending)
+        waiting = sum(node is None for node in result.values())
+        # (a queue placed whole needs no other order; one placed not at all
+        # left every node as it was, so each workload was refused by the
+        # cluster as it is, in any order)
+        if 0 < waiting < len(result):
             orders = _orders(self._distributor, self._pending, accept_templates(self._templates))
-        result = self._placed_best(orders)
+            if len(orders) > 1:
+                # (the state this step started from is the one last saved:
+                # every step ends saved, or undone to what was saved)
+                other = Distributor.from_dict(self._committed["distributor"])
+                second = other.attempt_assign_loads(orders[1])
+                if sum(node is None for node in second.values()) < waiting:
+                    self._distributor, result = other, second
         report.placed.update({name: node for name, node in result.items() if node is not None})
         self._pending = [load for load in self._pending if result[load.name] is None]
-
-    def _placed_best(self, orders: List[List[Workload]]) -> Dict[str, Optional[str]]:
-        """Place the queue in the first of ``orders`` (the queue's own
-        order) or, when that leaves some work waiting and places some, in
-        the second if it leaves less waiting; return the result. Cost: one
-        placement call; two on copies of the distributor when there are two
-        orders."""
-        if len(orders) == 1:
-            return self._distributor.attempt_assign_loads(orders[0])
-        # (a first order placing none leaves every node as it was: each
-        # workload was refused by the cluster as it is, in any order)
-        chosen = Distributor.from_dict(self._distributor.to_dict())
-        result = chosen.attempt_assign_loads(orders[0])
-        waiting = sum(node is None for node in result.values())
-        if 0 < waiting < len(result):
-            other = Distributor.from_dict(self._distributor.to_dict())
-            second = other.attempt_assign_loads(orders[1])
-            if sum(node is None for node in second.values()) < waiting:
-                chosen, result = other, second
-        self._distributor = chosen
-        return result
 
     def _scale_up(self, report: CycleReport) -> None:
         """Plan new nodes for the queue (and for work stuck on revoked nodes) and ask for them."""
@@ -639,13 +631,18 @@ class ElasticManager:
     # ----------------------------------------------------------- helpers
 
     def _step(self, report: CycleReport, call: str, action: Callable[[], None]) -> None:
-        """Run ``action`` as one saved step; if it raises, undo it and report."""
+        """Run ``action`` as one saved step; if it raises, undo it, and what
+        it wrote in ``report``, and report the error."""
+        written = {field: _copy(value)
+                   for field, value in attr.asdict(report, recurse=False).items()}
         try:
             with self._change():
                 action()
         except StoreError:
             raise  # (not the provider's: nothing more can be saved)
         except Exception as error:  # the provider may raise anything
+            for field, value in written.items():
+                setattr(report, field, value)
             report.errors.append(f"{call}: {type(error).__name__}: {error}")
 
     @contextlib.contextmanager
