@@ -573,9 +573,9 @@ def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: Optional[
                                  # (how often silent channels are looked for:
                                  # 30 s by default, whatever the timeout)
                                  cleanup_interval=max(1, min(30, math.ceil(timeout / 2))),
-                                 max_request_body_size=max_body_bytes, backlog=1024,
-                                 clear_untrusted_proxy_headers=True)
-    _json_refusals(httpd)
+                                 max_request_body_size=_waitress_cap(max_body_bytes),
+                                 backlog=1024, clear_untrusted_proxy_headers=True)
+    _json_refusals(httpd, max_body_bytes)
     try:
         _banner("waitress", host, httpd.effective_port)
         httpd.run()
@@ -585,7 +585,20 @@ def _serve_waitress(module: Any, host: str, port: int, max_body_bytes: Optional[
         httpd.close()
 
 
-def _json_refusals(httpd: Any) -> None:
+def _waitress_cap(limit: int) -> int:
+    """The bytes of a request body waitress may take in before it refuses it
+    itself, for a body limit of ``limit`` bytes. waitress refuses a
+    ``Content-Length`` of this many or more, and a chunked body once this
+    many bytes came in, chunk sizes and line ends included; the
+    application judges the body itself against ``limit``. So: one more
+    than the limit, plus room for the chunks' framing (as much as the body
+    again, at least 64 KiB), and a body of up to ``limit`` bytes is
+    refused only when it was cut into chunks so small that their framing
+    outweighs that room."""
+    return limit + 1 + max(limit, 65536)
+
+
+def _json_refusals(httpd: Any, limit: int) -> None:
     """Have waitress answer in JSON, as the application does, the requests it
     refuses itself before the application sees them: a body announced
     larger than the limit (413, worded as the application words it), a
@@ -606,11 +619,13 @@ def _json_refusals(httpd: Any) -> None:
     class JsonErrorTask(task):  # type: ignore[misc,valid-type]  # (waitress is untyped)
         def execute(self) -> None:
             error = self.request.error
-            limit = self.channel.server.adj.max_request_body_size
             length = getattr(self.request, "content_length", 0) or 0
             if error.code == 413:
+                cap = self.channel.server.adj.max_request_body_size
                 message = (f"the body is {length} bytes; the limit is {limit}"
-                           if length > limit else f"the body is over the limit of {limit} bytes")
+                           if length > limit else
+                           f"the chunked body came to over {cap - 1} bytes with its framing; "
+                           f"the limit is {limit} bytes of body")
             else:
                 message = f"{error.reason}: {error.body}"
             body = _encode({"error": message})

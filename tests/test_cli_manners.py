@@ -309,6 +309,51 @@ def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
         stop(process)
 
 
+def padded(size):
+    """A problem's JSON, padded with spaces to ``size`` bytes."""
+    body = json.dumps(problem(1)).encode()
+    return body[:-1] + b" " * (size - len(body)) + b"}"
+
+
+def chunked(body, pieces):
+    """``body`` in ``pieces`` chunks of a chunked transfer coding."""
+    step = -(-len(body) // pieces)
+    parts = [body[at:at + step] for at in range(0, len(body), step)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in parts) + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize("server", ["wsgiref", "waitress"])
+def test_a_body_at_the_limit_is_read_and_one_byte_more_refused(server):
+    # (waitress refused a body of exactly the limit, and a chunked one
+    # well under it once its chunks' framing reached the limit)
+    if server == "waitress":
+        pytest.importorskip("waitress")
+    process, banner = serving("--server", server, "--max-body-bytes", "200")
+    try:
+        port = healthy_port(banner)
+        post = b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        status, _, body = exchange(port, post + b"Content-Length: 200\r\n\r\n" + padded(200))
+        assert status == 200 and json.loads(body)["successful"]
+        status, _, body = exchange(port, post + b"Content-Length: 201\r\n\r\n" + padded(201))
+        assert (status, json.loads(body)) == (413, {"error": "the body is 201 bytes; "
+                                                             "the limit is 200"})
+        if server == "waitress":  # (wsgiref reads no chunked body: see test_http_servers)
+            coding = b"Transfer-Encoding: chunked\r\n\r\n"
+            for size, pieces in ((200, 1), (199, 1), (150, 10), (200, 50)):
+                status, _, body = exchange(port, post + coding + chunked(padded(size), pieces))
+                assert status == 200 and json.loads(body)["successful"], (size, pieces, body)
+            status, _, body = exchange(port, post + coding + chunked(padded(201), 3))
+            assert (status, json.loads(body)) == (413, {"error": "the body is 201 bytes; "
+                                                                 "the limit is 200"})
+            # (a chunk whose framing outweighs the room left for it: 64 KiB)
+            framed = b"c8;note=" + b"x" * 70000 + b"\r\n" + padded(200) + b"\r\n0\r\n\r\n"
+            status, _, body = exchange(port, post + coding + framed)
+            assert status == 413
+            assert json.loads(body)["error"].startswith("the chunked body came to over ")
+    finally:
+        stop(process)
+
+
 def test_waitress_drops_a_stalled_body_after_its_timeout_not_its_sweep():
     # (waitress looked for silent connections every 30 s whatever --timeout
     # said: a stalled body held its connection 30 s with --timeout 1)
