@@ -6,6 +6,7 @@ written (one message on stderr), 141 (128 + SIGPIPE) when the reader of the
 output went away, as for any command at the head of a pipe.
 """
 import argparse
+import decimal
 import json
 import os
 import sys
@@ -358,6 +359,18 @@ def render_table(problem: Problem, outcome: Outcome) -> str:
     ``\\x1b``): a name cannot start a line of its own or steer the
     terminal.
     """
+    with decimal.localcontext(_SHOWN):  # (whatever the caller's context traps or keeps)
+        return _table(problem, outcome)
+
+
+#: The context in which the table works out its shares: 28 significant
+#: digits, rounding half to even, no trap but for a mistake.
+_SHOWN = decimal.Context(prec=28, rounding=decimal.ROUND_HALF_EVEN, Emax=decimal.MAX_EMAX,
+                         Emin=decimal.MIN_EMIN,
+                         traps=[decimal.InvalidOperation, decimal.DivisionByZero])
+
+
+def _table(problem: Problem, outcome: Outcome) -> str:
     distributor = outcome.distributor
     placed = sum(node is not None for node in outcome.assignments.values())
     running = {load.name for loads in problem.running.values() for load in loads}

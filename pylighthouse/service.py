@@ -66,6 +66,15 @@ def _count(value: Any, name: str, least: int = 0) -> int:
     return whole
 
 
+def _limit(value: Any, name: str) -> int:
+    """A :class:`Limits` field: a whole number >= 0 of at most
+    :data:`_LONGEST` digits, as the environment variables are read."""
+    whole = _count(value, name)
+    if len(str(whole)) > _LONGEST:
+        raise ValueError(f"{name}: a number of {len(str(whole))} digits; at most {_LONGEST}")
+    return whole
+
+
 def server_settings(timeout: Any, max_connections: Any,
                     names: Tuple[str, str] = ("timeout", "max_connections")
                     ) -> Tuple[float, int]:
@@ -109,11 +118,11 @@ class Limits:
     """
 
     max_body_bytes: int = attr.ib(default=DEFAULT_MAX_BODY_BYTES,
-                                  validator=lambda _, a, v: _count(v, a.name))
-    max_work: int = attr.ib(default=2_000_000, validator=lambda _, a, v: _count(v, a.name))
-    max_rubric: int = attr.ib(default=1_000, validator=lambda _, a, v: _count(v, a.name))
+                                  validator=lambda _, a, v: _limit(v, a.name))
+    max_work: int = attr.ib(default=2_000_000, validator=lambda _, a, v: _limit(v, a.name))
+    max_rubric: int = attr.ib(default=1_000, validator=lambda _, a, v: _limit(v, a.name))
     max_response_bytes: int = attr.ib(default=16 << 20,
-                                      validator=lambda _, a, v: _count(v, a.name))
+                                      validator=lambda _, a, v: _limit(v, a.name))
 
     @classmethod
     def from_environ(cls, environ: Optional[Mapping[str, str]] = None) -> "Limits":

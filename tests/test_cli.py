@@ -111,6 +111,21 @@ def test_table_shows_unlimited_and_overcommitted_resources(tmp_path, capsys):
     assert "net  unlimited (5 used)\n" in out
 
 
+def test_the_table_is_the_same_whatever_the_callers_decimal_context():
+    # (a caller trapping Inexact got decimal.Inexact from 1/3 of a node)
+    import decimal
+
+    from pylighthouse.cli import render_table
+    from pylighthouse.problem import load_problem, solve
+    problem = load_problem({"nodes": [{"name": "n", "resources": {"cpu": 3}}],
+                            "workloads": [{"name": "w", "requirements": {"cpu": 1}}]})
+    outcome = solve(problem, partial=True)
+    expected = render_table(problem, outcome)
+    assert "cpu  [#######.............] 1/3 used (33%)\n" in expected
+    with decimal.localcontext(decimal.Context(prec=2, traps=[decimal.Inexact])):
+        assert render_table(problem, outcome) == expected
+
+
 def test_table_escapes_characters_that_are_not_printable(tmp_path, capsys):
     # A name with a line break or a terminal escape must not forge a line of
     # the report or steer the terminal; printable names, accents too, stay.

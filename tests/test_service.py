@@ -363,6 +363,18 @@ def test_a_content_length_of_many_digits_is_a_size_not_a_mistake():
         Limits.from_environ({"PYLIGHTHOUSE_MAX_WORK": "9" * 30})
 
 
+def test_limits_given_in_code_or_as_options_are_held_to_the_variables_length(capsys):
+    # (--max-rubric of 23 digits was taken; the same in the variable refused)
+    from pylighthouse.cli import main
+    assert Limits(max_rubric=10 ** 18 - 1).max_rubric == 10 ** 18 - 1
+    with pytest.raises(ValueError, match="max_rubric: a number of 19 digits; at most 18"):
+        Limits(max_rubric=10 ** 18)
+    with pytest.raises(ValueError, match="max_body_bytes: a number of 23 digits; at most 18"):
+        make_app(10 ** 22)
+    assert main(["serve", "--max-rubric", "9" * 23]) == 2
+    assert "max_rubric: a number of 23 digits; at most 18" in capsys.readouterr().err
+
+
 def test_a_content_length_of_other_digits_is_shown_as_sent():
     # (WSGI hands header bytes over decoded as Latin-1: UTF-8 full-width
     # digits used to show as mojibake)
