@@ -1,5 +1,6 @@
 """The command line's manners: pipes, full disks, closed stdin, bad ports, progress,
 the table's rounding and summary, --help, and the server it picks."""
+import contextlib
 import io
 import json
 import os
@@ -267,6 +268,20 @@ def healthy_port(banner):
     return port
 
 
+@contextlib.contextmanager
+def serving_on(server, *args):
+    """``pylighthouse serve`` on ``server`` (skipped when it is not
+    installed) with ``args``; yields its port once healthy, stops it after."""
+    if server == "waitress":
+        pytest.importorskip("waitress")
+    process, banner = serving("--server", server, *args)
+    try:
+        assert f"with {server} " in banner, banner
+        yield healthy_port(banner)
+    finally:
+        stop(process)
+
+
 @pytest.mark.parametrize("server", ["wsgiref", "waitress"])
 def test_serve_runs_on_the_server_asked_for(server):
     if server == "waitress":
@@ -290,11 +305,7 @@ def test_serve_runs_on_the_server_asked_for(server):
 def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
     # waitress refuses some requests before the application sees them; its
     # own answers were plain text
-    if server == "waitress":
-        pytest.importorskip("waitress")
-    process, banner = serving("--server", server, "--max-body-bytes", "1000")
-    try:
-        port = healthy_port(banner)
+    with serving_on(server, "--max-body-bytes", "1000") as port:
         post = b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
         status, headers, body = exchange(port, post + b"Content-Length: 2000000\r\n\r\n{")
         assert (status, headers["content-type"]) == (413, "application/json")
@@ -310,8 +321,6 @@ def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
             status, headers, body = exchange(port, post + coded)
             assert (status, headers["content-type"]) == (501, "application/json")
             assert "Transfer-Encoding" in json.loads(body)["error"]
-    finally:
-        stop(process)
 
 
 def padded(size):
@@ -331,11 +340,7 @@ def chunked(body, pieces):
 def test_a_body_at_the_limit_is_read_and_one_byte_more_refused(server):
     # (waitress refused a body of exactly the limit, and a chunked one
     # well under it once its chunks' framing reached the limit)
-    if server == "waitress":
-        pytest.importorskip("waitress")
-    process, banner = serving("--server", server, "--max-body-bytes", "200")
-    try:
-        port = healthy_port(banner)
+    with serving_on(server, "--max-body-bytes", "200") as port:
         post = b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
         status, _, body = exchange(port, post + b"Content-Length: 200\r\n\r\n" + padded(200))
         assert status == 200 and json.loads(body)["successful"]
@@ -355,8 +360,6 @@ def test_a_body_at_the_limit_is_read_and_one_byte_more_refused(server):
             status, _, body = exchange(port, post + coding + framed)
             assert status == 413
             assert json.loads(body)["error"].startswith("the chunked body came to over ")
-    finally:
-        stop(process)
 
 
 def test_waitress_drops_a_stalled_body_after_its_timeout_not_its_sweep():
