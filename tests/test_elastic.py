@@ -152,6 +152,70 @@ def test_the_queue_order_is_kept_when_largest_first_leaves_more_waiting():
     check_books(manager)
 
 
+def test_work_on_a_node_being_taken_is_placed_with_the_queue_as_planned():
+    # (s1 and s2 on a node the provider is taking, b1 and b2 queued: the
+    # plan sized two nodes for all four largest first; moved off first,
+    # s1 and s2 took a node each, b2 found no room and a third was bought)
+    static = PrioritizedDistributor([{"name": "lent", "resources": {"cpu": 2}}])
+    manager = ElasticManager(static, SimulatedProvider(), PLANNED, max_nodes=10,
+                             intervals={"add": 0})
+    assert manager.submit(SMALL_FIRST[:2]) == {"s1": "lent", "s2": "lent"}
+    manager.notify_delete_pending([{"node_id": "lent", "max_wait_time": 300}])
+    manager.submit(SMALL_FIRST[2:])
+    assert manager.manage_once().requested == ["vm-1", "vm-2"]
+    report = manager.manage_once()
+    assert report.added == ["vm-1", "vm-2"] and report.requested == []
+    assert report.moved == {"s1": "vm-1", "s2": "vm-2"}
+    assert report.placed == {"b1": "vm-1", "b2": "vm-2"} and report.pending == []
+    assert manager.distributor.node_state("lent").workloads == ()
+    check_books(manager)
+
+
+def test_work_on_a_node_being_taken_is_not_left_there_for_a_better_count():
+    # (all of the work largest first would leave one workload waiting where
+    # the moves and the queue leave two, but that one is s1, left on the
+    # node being taken, which cannot take it back: that order is not taken)
+    cpu = [("lent", 4), ("h0", 3), ("h1", 3), ("h2", 2)]
+    cluster = PrioritizedDistributor([{"name": name, "resources": {"cpu": size}}
+                                      for name, size in cpu])
+    cluster.attempt_assign_loads([{"name": "s0", "requirements": {"cpu": 2}},
+                                  {"name": "s1", "requirements": {"cpu": 2}}]
+                                 + [{"name": f"f-{name}", "requirements": {"cpu": size}}
+                                    for name, size in cpu[1:]])
+    assert cluster.assignments["s0"] == cluster.assignments["s1"] == "lent"
+    manager = ElasticManager(cluster, SimulatedProvider(), PLANNED, max_nodes=4,
+                             intervals={"add": 0})
+    manager.notify_delete_pending([{"node_id": "lent", "max_wait_time": 300}])
+    manager.submit([{"name": name, "requirements": {"cpu": 3}} for name in ("q0", "q1")])
+    manager.finish(["f-h0", "f-h1", "f-h2"])
+    report = manager.manage_once()
+    assert report.moved == {"s0": "h0", "s1": "h1"} and report.placed == {}
+    assert manager.pending == ("q0", "q1")
+    check_books(manager)
+
+
+def test_the_queue_largest_first_may_follow_the_moves():
+    # (the moves fill h0; the queue's order puts q0 on h1 and leaves q1 and
+    # q2 waiting; largest first after the moves leaves only q2)
+    cpu = [("lent", 4), ("h0", 4), ("h1", 3), ("h2", 2)]
+    cluster = PrioritizedDistributor([{"name": name, "resources": {"cpu": size}}
+                                      for name, size in cpu])
+    cluster.attempt_assign_loads([{"name": "s0", "requirements": {"cpu": 2}},
+                                  {"name": "s1", "requirements": {"cpu": 2}}]
+                                 + [{"name": f"f-{name}", "requirements": {"cpu": size}}
+                                    for name, size in cpu[1:]])
+    manager = ElasticManager(cluster, SimulatedProvider(), PLANNED, max_nodes=4,
+                             intervals={"add": 0})
+    manager.notify_delete_pending([{"node_id": "lent", "max_wait_time": 300}])
+    manager.submit([{"name": name, "requirements": {"cpu": size}}
+                    for name, size in (("q0", 1), ("q1", 3), ("q2", 3))])
+    manager.finish(["f-h0", "f-h1", "f-h2"])
+    report = manager.manage_once()
+    assert report.moved == {"s0": "h0", "s1": "h0"}
+    assert report.placed == {"q1": "h1", "q0": "h2"} and manager.pending == ("q2",)
+    check_books(manager)
+
+
 def test_a_step_undone_leaves_nothing_of_it_in_the_report():
     # (the poll answered a name that is not a string: the step raised
     # after vm-1 joined, and was undone; the report said vm-1 was added)

@@ -534,10 +534,6 @@ class ElasticManager:
         self._deleting.extend(name for name in statuses if name not in known)
         for name in self._deleting:  # (their names are never handed out again)
             self._retire(name)
-        for name in self._revocations:
-            if self._distributor.node_state(name).workloads:
-                moves = self._distributor.drain(name)
-                report.moved.update({load: node for load, node in moves.items() if node})
 
     def _give_back(self, report: CycleReport) -> None:
         names = list(self._deleting)
@@ -546,31 +542,63 @@ class ElasticManager:
         report.deleted.extend(names)
 
     def _place_pending(self, report: CycleReport) -> None:
-        """Place the queue as the planner sizes nodes for it: in queue order,
-        or largest first when that leaves fewer waiting (see
-        :func:`~pylighthouse.plan_scale_up`); the queue keeps its order.
-        Cost: one placement call; when the queue's order leaves some work
-        waiting but places some and largest first is another order, a copy
-        of the distributor made from the state last saved and a second
-        placement call on it."""
-        if not self._pending:
+        """Move what it can off the nodes the provider is taking, then place
+        the queue in its order; when that leaves some of this work waiting
+        but places some, try the orders the planner sizes new nodes for
+        (see :func:`~pylighthouse.plan_scale_up`) and keep the one that
+        leaves the fewest waiting, the first on a tie: the moves, then the
+        queue largest first; all of the work largest first, when it moves
+        every workload off those nodes. The queue keeps its order.
+        Cost: the drains and one placement call; with the other orders, a
+        copy of the distributor made from the state last saved and a
+        placement call on it for each."""
+        stuck = [self._distributor.workload(load) for name in self._revocations
+                 for load in self._distributor.node_state(name).workloads]
+        if not stuck and not self._pending:
             return
-        result = self._distributor.attempt_assign_loads(self._pending)
-        waiting = sum(node is None for node in result.values())
-        # (a queue placed whole needs no other order; one placed not at all
-        # left every node as it was, so each workload was refused by the
-        # cluster as it is, in any order)
-        if 0 < waiting < len(result):
-            orders = _orders(self._distributor, self._pending, accept_templates(self._templates))
-            if len(orders) > 1:
+        moved, result = self._arrange(self._distributor, stuck, self._pending, False)
+        waiting = _waiting_in(moved, result)
+        # (all of it placed needs no other order; none of it placed left
+        # every node as it was, so each workload was refused by the cluster
+        # as it is, in any order)
+        if 0 < waiting < len(moved) + len(result):
+            templates = accept_templates(self._templates)
+            tries = [(order, False) for order in _orders(self._distributor, self._pending,
+                                                         templates)[1:]]
+            if stuck:
+                tries.extend((order, True) for order in _orders(
+                    self._distributor, stuck + self._pending, templates)[1:])
+            for order, together in tries:
                 # (the state this step started from is the one last saved:
                 # every step ends saved, or undone to what was saved)
                 other = Distributor.from_dict(self._committed["distributor"])
-                second = other.attempt_assign_loads(orders[1])
-                if sum(node is None for node in second.values()) < waiting:
-                    self._distributor, result = other, second
+                tried = self._arrange(other, stuck, order, together)
+                # (work left on a node being taken cannot be put back there)
+                if _waiting_in(*tried) < waiting and not (
+                        together and None in tried[0].values()):
+                    self._distributor, (moved, result) = other, tried
+                    waiting = _waiting_in(moved, result)
+        report.moved.update({load: node for load, node in moved.items() if node is not None})
         report.placed.update({name: node for name, node in result.items() if node is not None})
         self._pending = [load for load in self._pending if result[load.name] is None]
+
+    def _arrange(self, distributor: Distributor, stuck: List[Workload], order: List[Workload],
+                 together: bool) -> Tuple[Dict[str, Optional[str]], Dict[str, Optional[str]]]:
+        """On ``distributor``, move the ``stuck`` work off the nodes being
+        taken (drained, or, ``together``, released and placed with the
+        queue) and place the queue, in ``order`` (the queue, or, with
+        ``together``, the stuck work and the queue); return ``{workload: node
+        or None}`` for the stuck work and for the queue."""
+        if together:
+            distributor.release_loads([load.name for load in stuck])
+            placed = distributor.attempt_assign_loads(order)
+            return ({load.name: placed[load.name] for load in stuck},
+                    {load.name: placed[load.name] for load in self._pending})
+        moved: Dict[str, Optional[str]] = {}
+        for name in self._revocations:
+            if distributor.node_state(name).workloads:
+                moved.update(distributor.drain(name))
+        return moved, distributor.attempt_assign_loads(order) if order else {}
 
     def _scale_up(self, report: CycleReport) -> None:
         """Plan new nodes for the queue (and for work stuck on revoked nodes) and ask for them."""
@@ -848,6 +876,12 @@ class ElasticManager:
 
 
 # ----------------------------------------------------------- validation
+
+def _waiting_in(moved: Mapping[str, Optional[str]], placed: Mapping[str, Optional[str]]) -> int:
+    """How many workloads of a placement step found no node."""
+    return sum(node is None for node in moved.values()) + \
+        sum(node is None for node in placed.values())
+
 
 def _claim(store: Any) -> Optional[str]:
     """Make the file ``store`` names, empty, when none is there, and return
