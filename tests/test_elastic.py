@@ -171,6 +171,30 @@ def test_work_on_a_node_being_taken_is_placed_with_the_queue_as_planned():
     check_books(manager)
 
 
+@pytest.mark.parametrize("strategy", ["Prioritized", "BinPack"])
+def test_work_that_cannot_move_anywhere_stays_and_the_rest_goes_as_planned(strategy):
+    # (huge fits no template: the plan leaves it on the node being taken and
+    # sizes two nodes for the rest; with BinPack, which sorts each call, the
+    # moves and the queue in two calls bought a third, and with Prioritized
+    # so did refusing the plan's order because huge stayed behind)
+    nodes = [{"name": "lent", "resources": {"cpu": 10}}]
+    cluster = BinPackDistributor({"cpu": 1}, nodes) if strategy == "BinPack" \
+        else PrioritizedDistributor(nodes)
+    manager = ElasticManager(cluster, SimulatedProvider(), PLANNED, max_nodes=10,
+                             intervals={"add": 0})
+    manager.submit([{"name": "huge", "requirements": {"cpu": 8}}] + SMALL_FIRST[:2])
+    manager.notify_delete_pending([{"node_id": "lent", "max_wait_time": 300}])
+    manager.submit(SMALL_FIRST[2:])
+    assert manager.manage_once().requested == ["vm-1", "vm-2"]
+    report = manager.manage_once()
+    assert report.added == ["vm-1", "vm-2"] and report.requested == [] and report.pending == []
+    assert sorted({**report.moved, **report.placed}.items()) == [
+        ("b1", "vm-1"), ("b2", "vm-2"), ("s1", "vm-1"), ("s2", "vm-2")]
+    assert manager.assignments["huge"] == "lent"
+    assert manager.manage_once().requested == []
+    check_books(manager)
+
+
 def test_work_on_a_node_being_taken_is_not_left_there_for_a_better_count():
     # (all of the work largest first would leave one workload waiting where
     # the moves and the queue leave two, but that one is s1, left on the

@@ -339,8 +339,10 @@ class ElasticManager:
         is saved before the next begins; a provider call that raises undoes
         its step only, and its line goes to the report's ``errors``.
 
-        Cost: the poll, one placement of the queue, and, when they run, the
-        planners (see :func:`~pylighthouse.plan_scale_up` and
+        Cost: the poll, one placement of the queue (and, in a cycle where it
+        places some of the waiting work but not all, up to three more on
+        copies of the distributor, see the elastic manager's docs), and,
+        when they run, the planners (see :func:`~pylighthouse.plan_scale_up` and
         :func:`~pylighthouse.plan_scale_down`), plus a save a step.
         """
         report = CycleReport()
@@ -543,39 +545,44 @@ class ElasticManager:
 
     def _place_pending(self, report: CycleReport) -> None:
         """Move what it can off the nodes the provider is taking, then place
-        the queue in its order; when that leaves some of this work waiting
-        but places some, try the orders the planner sizes new nodes for
-        (see :func:`~pylighthouse.plan_scale_up`) and keep the one that
-        leaves the fewest waiting, the first on a tie: the moves, then the
-        queue largest first; all of the work largest first, when it moves
-        every workload off those nodes. The queue keeps its order.
-        Cost: the drains and one placement call; with the other orders, a
-        copy of the distributor made from the state last saved and a
-        placement call on it for each."""
+        the queue in its order. When that leaves some of this work waiting
+        but places some, try the other ways the planner counts on (see
+        :func:`~pylighthouse.plan_scale_up`), each from the state last
+        saved, and keep the one that leaves the fewest waiting, the first
+        on a tie: the moves, then the queue largest first; the work it
+        moved and the queue in one placement call, in that order and
+        largest first (work it could not move stays where it is, and none
+        of the rest may be left on a node being taken). The queue keeps its
+        order. Cost: the moves and one placement call; in a cycle where
+        the other ways are tried, a copy of the distributor and one
+        placement call for each, three at most."""
         stuck = [self._distributor.workload(load) for name in self._revocations
                  for load in self._distributor.node_state(name).workloads]
         if not stuck and not self._pending:
             return
-        moved, result = self._arrange(self._distributor, stuck, self._pending, False)
+        moved, result = self._arrange(self._distributor, stuck, self._pending, None)
         waiting = _waiting_in(moved, result)
-        # (all of it placed needs no other order; none of it placed left
-        # every node as it was, so each workload was refused by the cluster
-        # as it is, in any order)
+        # (all of it placed needs no other way; none of it placed left every
+        # node as it was, so each workload was refused by the cluster as it
+        # is, in any order)
         if 0 < waiting < len(moved) + len(result):
             templates = accept_templates(self._templates)
-            tries = [(order, False) for order in _orders(self._distributor, self._pending,
-                                                         templates)[1:]]
-            if stuck:
-                tries.extend((order, True) for order in _orders(
-                    self._distributor, stuck + self._pending, templates)[1:])
-            for order, together in tries:
+            tries: List[Tuple[List[Workload], Optional[List[Workload]]]] = [
+                (order, None) for order in _orders(self._distributor, self._pending,
+                                                   templates)[1:]]
+            free = [load for load in stuck if moved[load.name] is not None]
+            if free:
+                tries.extend((order, free) for order in _orders(
+                    self._distributor, free + self._pending, templates))
+            for order, released in tries:
                 # (the state this step started from is the one last saved:
                 # every step ends saved, or undone to what was saved)
                 other = Distributor.from_dict(self._committed["distributor"])
-                tried = self._arrange(other, stuck, order, together)
+                tried = self._arrange(other, stuck, order, released)
                 # (work left on a node being taken cannot be put back there)
-                if _waiting_in(*tried) < waiting and not (
-                        together and None in tried[0].values()):
+                if _waiting_in(*tried) < waiting and (
+                        released is None
+                        or all(tried[0][load.name] is not None for load in released)):
                     self._distributor, (moved, result) = other, tried
                     waiting = _waiting_in(moved, result)
         report.moved.update({load: node for load, node in moved.items() if node is not None})
@@ -583,22 +590,24 @@ class ElasticManager:
         self._pending = [load for load in self._pending if result[load.name] is None]
 
     def _arrange(self, distributor: Distributor, stuck: List[Workload], order: List[Workload],
-                 together: bool) -> Tuple[Dict[str, Optional[str]], Dict[str, Optional[str]]]:
+                 released: Optional[List[Workload]]
+                 ) -> Tuple[Dict[str, Optional[str]], Dict[str, Optional[str]]]:
         """On ``distributor``, move the ``stuck`` work off the nodes being
-        taken (drained, or, ``together``, released and placed with the
-        queue) and place the queue, in ``order`` (the queue, or, with
-        ``together``, the stuck work and the queue); return ``{workload: node
-        or None}`` for the stuck work and for the queue."""
-        if together:
-            distributor.release_loads([load.name for load in stuck])
-            placed = distributor.attempt_assign_loads(order)
-            return ({load.name: placed[load.name] for load in stuck},
-                    {load.name: placed[load.name] for load in self._pending})
-        moved: Dict[str, Optional[str]] = {}
-        for name in self._revocations:
-            if distributor.node_state(name).workloads:
-                moved.update(distributor.drain(name))
-        return moved, distributor.attempt_assign_loads(order) if order else {}
+        taken and place the queue; return ``{workload: node or None}`` for
+        the stuck work and for the queue. Without ``released``: drain those
+        nodes, then place ``order`` (the queue); with it: release that part
+        of the stuck work (the rest stays) and place ``order`` (it and the
+        queue) in one call."""
+        if released is None:
+            moved: Dict[str, Optional[str]] = {}
+            for name in self._revocations:
+                if distributor.node_state(name).workloads:
+                    moved.update(distributor.drain(name))
+            return moved, distributor.attempt_assign_loads(order) if order else {}
+        distributor.release_loads([load.name for load in released])
+        placed = distributor.attempt_assign_loads(order)
+        return ({load.name: placed.get(load.name) for load in stuck},
+                {load.name: placed[load.name] for load in self._pending})
 
     def _scale_up(self, report: CycleReport) -> None:
         """Plan new nodes for the queue (and for work stuck on revoked nodes) and ask for them."""
