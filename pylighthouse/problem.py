@@ -134,13 +134,9 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
             f"{where}: expected JSON text (str or bytes), got {type(text).__name__}")
     flaws: List[Any] = []
     try:
-        parsed = json.loads(text, parse_float=Decimal,
-                            parse_constant=lambda name: _flaw(flaws, _Constant(name)),
-                            object_pairs_hook=lambda pairs: _object(flaws, pairs))
+        parsed = _loads(text, flaws, False)
     except json.JSONDecodeError as error:
-        raise InvalidInputError(
-            f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
-            f"column {error.colno})") from None
+        raise _broken(where, error) from None
     except RecursionError:  # (nesting deeper than Python's stack)
         raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
     except (ValueError, ArithmeticError):
@@ -148,15 +144,9 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
         # what a decimal holds: read again, marking them, to say where.
         flaws = []
         try:
-            parsed = json.loads(
-                text, parse_float=lambda number: _number(flaws, number, Decimal),
-                parse_int=lambda number: _number(flaws, number, int),
-                parse_constant=lambda name: _flaw(flaws, _Constant(name)),
-                object_pairs_hook=lambda pairs: _object(flaws, pairs))
+            parsed = _loads(text, flaws, True)
         except json.JSONDecodeError as error:  # (the text is broken as well)
-            raise InvalidInputError(
-                f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
-                f"column {error.colno})") from None
+            raise _broken(where, error) from None
         except (ValueError, ArithmeticError, RecursionError):
             flaws = []  # (found nowhere: said as before)
         if not flaws:
@@ -169,6 +159,23 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
             raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
         raise InvalidInputError(f"{where}: invalid JSON: {path or 'the document'}: {message}")
     return parsed
+
+
+def _loads(text: str, flaws: List[Any], numbers: bool) -> Any:
+    """``text`` parsed, what strict JSON refuses marked in the value and
+    counted in ``flaws`` (see :func:`_first_flaw`); ``numbers``: numbers too
+    long or too large to read too, else they raise."""
+    hooks: Dict[str, Any] = {"parse_constant": lambda name: _flaw(flaws, _Constant(name)),
+                             "object_pairs_hook": lambda pairs: _object(flaws, pairs)}
+    if numbers:
+        return json.loads(text, parse_float=lambda number: _number(flaws, number, Decimal),
+                          parse_int=lambda number: _number(flaws, number, int), **hooks)
+    return json.loads(text, parse_float=Decimal, **hooks)
+
+
+def _broken(where: str, error: json.JSONDecodeError) -> InvalidInputError:
+    return InvalidInputError(f"{where}: invalid JSON: {error.msg} (line {error.lineno}, "
+                             f"column {error.colno})")
 
 
 class _Constant:

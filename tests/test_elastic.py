@@ -195,11 +195,10 @@ def test_work_that_cannot_move_anywhere_stays_and_the_rest_goes_as_planned(strat
     check_books(manager)
 
 
-def test_work_on_a_node_being_taken_is_not_left_there_for_a_better_count():
-    # (all of the work largest first would leave one workload waiting where
-    # the moves and the queue leave two, but that one is s1, left on the
-    # node being taken, which cannot take it back: that order is not taken)
-    cpu = [("lent", 4), ("h0", 3), ("h1", 3), ("h2", 2)]
+def taking_lent(cpu, queue):
+    """A manager of nodes ``cpu`` ((name, cpu) pairs, "lent" first) whose
+    "lent" holds s0 and s1 (2 cpu each) and is being taken, the other nodes
+    just freed, and ``queue`` ((name, cpu) pairs) waiting."""
     cluster = PrioritizedDistributor([{"name": name, "resources": {"cpu": size}}
                                       for name, size in cpu])
     cluster.attempt_assign_loads([{"name": "s0", "requirements": {"cpu": 2}},
@@ -207,11 +206,20 @@ def test_work_on_a_node_being_taken_is_not_left_there_for_a_better_count():
                                  + [{"name": f"f-{name}", "requirements": {"cpu": size}}
                                     for name, size in cpu[1:]])
     assert cluster.assignments["s0"] == cluster.assignments["s1"] == "lent"
-    manager = ElasticManager(cluster, SimulatedProvider(), PLANNED, max_nodes=4,
+    manager = ElasticManager(cluster, SimulatedProvider(), PLANNED, max_nodes=len(cpu),
                              intervals={"add": 0})
     manager.notify_delete_pending([{"node_id": "lent", "max_wait_time": 300}])
-    manager.submit([{"name": name, "requirements": {"cpu": 3}} for name in ("q0", "q1")])
-    manager.finish(["f-h0", "f-h1", "f-h2"])
+    manager.submit([{"name": name, "requirements": {"cpu": size}} for name, size in queue])
+    manager.finish([f"f-{name}" for name, _ in cpu[1:]])
+    return manager
+
+
+def test_work_on_a_node_being_taken_is_not_left_there_for_a_better_count():
+    # (all of the work largest first would leave one workload waiting where
+    # the moves and the queue leave two, but that one is s1, left on the
+    # node being taken, which cannot take it back: that order is not taken)
+    manager = taking_lent([("lent", 4), ("h0", 3), ("h1", 3), ("h2", 2)],
+                          [("q0", 3), ("q1", 3)])
     report = manager.manage_once()
     assert report.moved == {"s0": "h0", "s1": "h1"} and report.placed == {}
     assert manager.pending == ("q0", "q1")
@@ -221,19 +229,8 @@ def test_work_on_a_node_being_taken_is_not_left_there_for_a_better_count():
 def test_the_queue_largest_first_may_follow_the_moves():
     # (the moves fill h0; the queue's order puts q0 on h1 and leaves q1 and
     # q2 waiting; largest first after the moves leaves only q2)
-    cpu = [("lent", 4), ("h0", 4), ("h1", 3), ("h2", 2)]
-    cluster = PrioritizedDistributor([{"name": name, "resources": {"cpu": size}}
-                                      for name, size in cpu])
-    cluster.attempt_assign_loads([{"name": "s0", "requirements": {"cpu": 2}},
-                                  {"name": "s1", "requirements": {"cpu": 2}}]
-                                 + [{"name": f"f-{name}", "requirements": {"cpu": size}}
-                                    for name, size in cpu[1:]])
-    manager = ElasticManager(cluster, SimulatedProvider(), PLANNED, max_nodes=4,
-                             intervals={"add": 0})
-    manager.notify_delete_pending([{"node_id": "lent", "max_wait_time": 300}])
-    manager.submit([{"name": name, "requirements": {"cpu": size}}
-                    for name, size in (("q0", 1), ("q1", 3), ("q2", 3))])
-    manager.finish(["f-h0", "f-h1", "f-h2"])
+    manager = taking_lent([("lent", 4), ("h0", 4), ("h1", 3), ("h2", 2)],
+                          [("q0", 1), ("q1", 3), ("q2", 3)])
     report = manager.manage_once()
     assert report.moved == {"s0": "h0", "s1": "h0"}
     assert report.placed == {"q1": "h1", "q0": "h2"} and manager.pending == ("q2",)
