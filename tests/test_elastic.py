@@ -348,6 +348,38 @@ def test_scale_down_reports_the_work_it_moves_off_the_nodes_it_gives_back():
     assert manager.assignments == {"job-2": "vm-2", "job-3": "vm-2"}
 
 
+def test_work_no_node_could_take_does_not_hold_scale_down():
+    # job "huge" fits no template (VM: 4 cpu) and no node even empty: it
+    # used to keep the manager "waiting" forever, so idle nodes were never
+    # given back while it stayed queued
+    manager, provider = make(enable_delete=True)
+    manager.submit([job("a", 4), job("b", 4)])
+    settle(manager, 2)
+    assert manager.submit([job("huge", 16)]) == {"huge": None}
+    manager.finish(["a"])
+    report = manager.manage_once(force=True)
+    assert report.deleted == ["vm-1"] and report.requested == []
+    assert manager.nodes == ("vm-2",) and manager.pending == ("huge",)
+    assert report.pending == ["huge"] and "vm-1" in provider.deleted
+
+
+def test_work_waiting_for_a_busy_node_still_holds_scale_down():
+    # "wide" (6 cpu, 2 mem) fits no template (VM: 4 cpu) but fits the busy
+    # static node at its capacity: it waits for that node, so the idle
+    # node stays until it is placed
+    static = PrioritizedDistributor([{"name": "big", "resources": {"cpu": 8, "mem": 8}}])
+    manager, _ = make(static, enable_delete=True)
+    manager.submit([job("a", 6, 6), job("b", 4, 4)])
+    settle(manager, 2)
+    assert manager.assignments == {"a": "big", "b": "vm-1"}
+    manager.finish(["b"])
+    assert manager.submit([job("wide", 6, 2)]) == {"wide": None}
+    assert manager.manage_once(force=True).deleted == []
+    manager.finish(["a"])
+    report = manager.manage_once(force=True)
+    assert report.placed == {"wide": "big"} and report.deleted == ["vm-1"]
+
+
 def test_scale_down_never_gives_back_static_nodes():
     static = PrioritizedDistributor([{"name": "base", "resources": {"cpu": 4, "mem": 8}}])
     manager, provider = make(static, enable_delete=True)

@@ -17,6 +17,7 @@ from .. import __version__
 from ..distributors import Distributor, workload_from_json, workload_json
 from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                       LighthouseException, UnknownNameError, counted, shown)
+from ..fit import reason_of
 from ..model import Node, Workload
 from ..planning import _orders, accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, seconds_of, to_json_quantity, to_quantity
@@ -82,8 +83,10 @@ class ElasticManager:
     adds the nodes that became ready, places what waits, asks for new nodes
     (:func:`~pylighthouse.plan_scale_up` over ``templates``) when work still
     waits and the add interval has passed, and, with ``enable_delete``, gives
-    idle nodes back (:func:`~pylighthouse.plan_scale_down`) when nothing
-    waits and the delete interval has passed. The provider's revocation
+    idle nodes back (:func:`~pylighthouse.plan_scale_down`) when no
+    waiting work could be taken by some node (an empty node of a template,
+    or a node of the cluster at its capacity) and the delete interval has
+    passed. The provider's revocation
     calls (:meth:`notify_delete_pending`, :meth:`notify_delete_complete`)
     move or requeue work, never lose it.
 
@@ -354,8 +357,8 @@ class ElasticManager:
                 self._place_pending(report)
             if self._waiting() and (force or self._due("add")):
                 self._step(report, "create_nodes", lambda: self._scale_up(report))
-            if self._config["enable_delete"] and not self._waiting() \
-                    and (force or self._due("delete")):
+            if self._config["enable_delete"] and (force or self._due("delete")) \
+                    and not self._waiting_for_room():
                 self._step(report, "delete_nodes", lambda: self._scale_down(report))
             report.pending = [load.name for load in self._pending]
         return report
@@ -755,6 +758,36 @@ class ElasticManager:
         """Whether work waits: queued, or stuck on a node the provider is taking."""
         return bool(self._pending) or any(self._distributor.node_state(name).workloads
                                           for name in self._revocations)
+
+    def _waiting_for_room(self) -> bool:
+        """Whether work waits (see :meth:`_waiting`) that some node could
+        take: an empty node of a template, or a node not being taken at its
+        capacity. Work that no such node could take holds no scale-down:
+        keeping idle nodes would never give it a home. O(P x T x R) for P
+        workloads waiting, T templates and R resources, and O(N x R) more
+        for each shape of waiting work that fits no template."""
+        waiting: List[Workload] = list(self._pending)
+        for name in self._revocations:
+            waiting.extend(self._distributor.workload(load)
+                           for load in self._distributor.node_state(name).workloads)
+        shapes = [template["resources"] for template in self._templates]
+        capacities: Optional[List[Mapping[str, Any]]] = None
+        judged: Dict[Any, bool] = {}
+        for load in waiting:
+            key = (tuple(load.requirements.items()), load.immunities)
+            hostable = judged.get(key)
+            if hostable is None:
+                hostable = any(reason_of(shape, load) is None for shape in shapes)
+                if not hostable:
+                    if capacities is None:
+                        capacities = [node.resources for node in self._distributor.nodes
+                                      if node.name not in self._revocations]
+                    hostable = any(reason_of(capacity, load) is None
+                                   for capacity in capacities)
+                judged[key] = hostable
+            if hostable:
+                return True
+        return False
 
     def _has(self, name: str) -> bool:
         try:
