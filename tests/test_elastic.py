@@ -289,6 +289,19 @@ def test_scale_up_waits_for_the_add_interval_unless_forced():
     assert manager.pending == () and provider.created == ["vm-1", "vm-2", "vm-3"]
 
 
+def test_a_clock_set_back_makes_scaling_due_at_once_not_an_hour_late():
+    clock = Clock()
+    manager, provider = make(provider=SimulatedProvider(fail=["vm-1"]), clock=clock,
+                             intervals={"add": 10, "delete": 10})
+    manager.submit([job("a")])
+    assert manager.manage_once().requested == ["vm-1"]
+    clock.now -= 3600  # (set back an hour: the last run seems to lie ahead)
+    report = manager.manage_once()
+    assert report.failed == ["vm-1"] and report.requested == ["vm-2"]
+    report = manager.manage_once()
+    assert report.added == ["vm-2"] and manager.pending == ()
+
+
 def test_failed_creations_are_given_back_and_retried_never_above_max_nodes():
     provider = SimulatedProvider(fail=["vm-1", "vm-2", "vm-3", "vm-4"])
     manager, _ = make(provider=provider, max_nodes=2)

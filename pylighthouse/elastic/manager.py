@@ -797,8 +797,14 @@ class ElasticManager:
         return True
 
     def _due(self, kind: str) -> bool:
+        """Whether the interval of ``kind`` has passed since its last run; a
+        clock set back since then (the last run seems to lie ahead) makes it
+        due at once, rather than for as long as the clock was set back."""
         last = self._marks[kind]
-        return last is None or self._clock() - last >= self._config["intervals"][kind]
+        if last is None:
+            return True
+        elapsed = self._clock() - last
+        return elapsed >= self._config["intervals"][kind] or elapsed < 0
 
     def _retire(self, name: str) -> None:
         """``name`` leaves the manager's books: a name ``<prefix>-<number>``
