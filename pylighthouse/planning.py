@@ -185,10 +185,11 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     any node to be added: it is listed in ``unplaceable`` with the fit
     rule's reason for every template. ``max_new_nodes`` caps the number of
     new nodes; when the plan uses all it allows, the other workloads left
-    waiting are listed in ``unplaceable`` with ``max_new_nodes=<cap>
-    reached;`` before the one-line explanation of the planned cluster
-    (more nodes might place them, not always: see the planning docs), and
-    without it otherwise. The distributor is not changed.
+    waiting (not given every template's reason) are listed in
+    ``unplaceable`` with ``max_new_nodes=<cap> reached;`` before the
+    one-line explanation of the planned cluster (more nodes might place
+    them, not always: see the planning docs), and without it otherwise.
+    The distributor is not changed.
 
     Raises:
         InvalidInputError, InvalidTypeError: a workload, a template or
