@@ -302,6 +302,25 @@ def test_a_clock_set_back_makes_scaling_due_at_once_not_an_hour_late():
     assert report.added == ["vm-2"] and manager.pending == ()
 
 
+def test_a_clock_giving_no_finite_number_is_refused_and_never_saved(tmp_path):
+    # a NaN from the clock was saved as the time of the last scale-up, and
+    # the store then refused to open ("part 'marks': expected an object of
+    # names to times"); a Decimal one made every scale step fail
+    path = tmp_path / "m.db"
+    reading = [float("nan")]
+    manager, _ = make(store=str(path), clock=lambda: reading[0])
+    manager.submit([job("a")])
+    report = manager.manage_once(force=True)
+    assert report.requested == [] and "clock: expected a finite number of seconds, got nan" \
+        in report.errors[0]
+    manager.close()
+    reading[0] = Decimal("1000.5")
+    manager = ElasticManager.open(str(path), SimulatedProvider(), clock=lambda: reading[0])
+    assert manager.manage_once().requested == ["vm-1"]
+    reading[0] += 20
+    assert manager.manage_once().added == ["vm-1"] and manager.pending == ()
+
+
 def test_failed_creations_are_given_back_and_retried_never_above_max_nodes():
     provider = SimulatedProvider(fail=["vm-1", "vm-2", "vm-3", "vm-4"])
     manager, _ = make(provider=provider, max_nodes=2)
@@ -1266,6 +1285,64 @@ def test_files_refused_as_stores_are_left_as_they_were(tmp_path):
             refuse()
     assert foreign.read_bytes() == before  # (its journal was switched to WAL)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["empty.db", "foreign.db"]
+
+
+def test_a_store_refused_at_open_is_left_as_it_was(tmp_path, capsys):
+    # a database with a "state" table of another format (or one with a
+    # view only) was switched to WAL, or given a "state" table, then refused
+    odd = tmp_path / "odd.db"
+    db = sqlite3.connect(str(odd))
+    db.execute("CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
+    db.execute("INSERT INTO state VALUES ('format', '2')")
+    db.commit()
+    db.close()
+    viewed = tmp_path / "viewed.db"
+    db = sqlite3.connect(str(viewed))
+    db.execute("CREATE VIEW v AS SELECT 1")
+    db.commit()
+    db.close()
+    before = {path: path.read_bytes() for path in (odd, viewed)}
+    with pytest.raises(InvalidInputError, match="format: expected 1, got 2"):
+        ElasticManager.open(str(odd), SimulatedProvider())
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"templates": [VM],
+                                  "provider": "pylighthouse.elastic:SimulatedProvider"}))
+    assert main(["manage", str(config), "--store", str(odd), "--cycles", "1"]) == 2
+    assert "format: expected 1, got 2" in capsys.readouterr().err
+    assert odd.read_bytes() == before[odd]
+    with pytest.raises(InvalidInputError, match="database of something else \\(view v\\)"):
+        make(store=str(viewed))
+    assert {path: path.read_bytes() for path in (odd, viewed)} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["c.json", "odd.db", "viewed.db"]
+
+
+def test_a_store_file_removed_while_open_fails_the_call(tmp_path):
+    # the saves went on into the removed file, and the state was lost
+    path = tmp_path / "gone.db"
+    manager, _ = make(store=str(path))
+    manager.submit([job("a")])
+    os.remove(path)
+    with pytest.raises(StoreError, match="removed or replaced since it was opened"):
+        manager.submit([job("b")])
+    assert manager.pending == ("a",)  # (the change was undone)
+    manager.close()
+    other, spare = tmp_path / "other.db", tmp_path / "spare.db"
+    manager, _ = make(store=str(other))
+    make(store=str(spare))[0].close()
+    os.replace(spare, other)  # (another file at the path now)
+    with pytest.raises(StoreError, match="removed or replaced"):
+        manager.submit([job("c")])
+    manager.close()
+
+
+def test_a_store_whose_names_are_not_text_is_refused_by_name(tmp_path):
+    path = tmp_path / "flipped.db"
+    make(store=str(path))[0].close()
+    data = path.read_bytes()
+    at = data.index(b"sqlite_autoindex_state_1")
+    path.write_bytes(data[:at] + b"\xff" + data[at + 1:])
+    with pytest.raises(InvalidInputError, match=f"store {path}: cannot be read"):
+        ElasticManager.open(str(path), SimulatedProvider())
 
 
 def test_manage_takes_an_empty_file_as_a_new_store(tmp_path, capsys):

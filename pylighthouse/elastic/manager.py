@@ -97,7 +97,9 @@ class ElasticManager:
     gives the seconds between attempts, ``{"add": 300, "delete": 300}`` by
     default. ``store`` is the path of an SQLite file that receives the whole
     state, committed before every call that changes it returns; ``None``
-    keeps the state in memory. ``clock`` returns the time in seconds.
+    keeps the state in memory. ``clock`` returns the time in seconds, a
+    finite number (a scale step that reads anything else fails, and says
+    so in the cycle's ``errors``).
 
     Every public method takes one lock, so the manage loop and RPC threads
     may share the manager. A call that raises leaves the state as it was.
@@ -614,7 +616,7 @@ class ElasticManager:
 
     def _scale_up(self, report: CycleReport) -> None:
         """Plan new nodes for the queue (and for work stuck on revoked nodes) and ask for them."""
-        self._marks["add"] = self._clock()
+        self._marks["add"] = self._now()
         held = len(self._distributor.nodes) + len(self._requested) + len(self._deleting)
         room = None if self._config["max_nodes"] is None else self._config["max_nodes"] - held
         if room is not None and room <= 0:
@@ -640,7 +642,7 @@ class ElasticManager:
 
     def _scale_down(self, report: CycleReport) -> None:
         """Give back the nodes the planner finds removable (static nodes stay)."""
-        self._marks["delete"] = self._clock()
+        self._marks["delete"] = self._now()
         nodes = self.nodes
         limit = len(nodes) - self._config["min_nodes"]
         if limit <= 0:
@@ -803,8 +805,21 @@ class ElasticManager:
         last = self._marks[kind]
         if last is None:
             return True
-        elapsed = self._clock() - last
+        elapsed = self._now() - last
         return elapsed >= self._config["intervals"][kind] or elapsed < 0
+
+    def _now(self) -> float:
+        """The clock's reading, in seconds, as a float.
+
+        Raises:
+            InvalidTypeError: the clock gave something else than a finite
+                real number (no such time could be saved and resumed).
+        """
+        now = self._clock()
+        if isinstance(now, bool) or not isinstance(now, (numbers.Real, Decimal)) \
+                or not math.isfinite(now):
+            raise InvalidTypeError(f"clock: expected a finite number of seconds, got {now!r}")
+        return float(now)
 
     def _retire(self, name: str) -> None:
         """``name`` leaves the manager's books: a name ``<prefix>-<number>``

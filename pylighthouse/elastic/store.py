@@ -3,7 +3,7 @@ import json
 import os
 import pathlib
 import sqlite3
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..errors import InvalidInputError, InvalidTypeError, LighthouseException
 
@@ -41,15 +41,17 @@ class Store:
     the same file (in this process or another) is refused instead of
     writing over the first one's changes; the lock goes with :meth:`close`
     or the process. ``create``: the file may be made (a new manager); else
-    it must exist. A database holding other tables than ``state`` is
-    refused, never written to.
+    it must exist. A database holding anything but the table ``state``
+    (other tables, views, indexes, triggers) is refused, never written to;
+    so is a store the manager then refuses, as WAL mode is set at the first
+    save. A save to a file removed or replaced since it was opened fails.
 
     ``path=None`` keeps nothing: :meth:`save` does nothing and :meth:`load`
     finds an empty state (a manager kept in memory only).
 
     Raises (constructor):
         InvalidInputError: the file cannot be opened, is not an SQLite
-            database, holds other tables, does not exist (without
+            database (or its schema cannot be read), holds other things, does not exist (without
             ``create``), or another manager has it open.
 
     Cost: :meth:`save` writes the parts given in full, O(their size), plus
@@ -72,24 +74,27 @@ class Store:
             if not create:
                 raise InvalidInputError(f"store {path}: holds no manager ({error})") from None
             raise InvalidInputError(f"store {path}: cannot be opened: {error}") from None
+        self._wal = False  # (WAL mode is set at the first save: see :meth:`save`)
         try:
             self._run("PRAGMA locking_mode=EXCLUSIVE")
             # (read before anything is written: a file refused is left as it was)
-            tables = {row[0] for row in self._run(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if tables - {"state"}:
+            objects = self._run("SELECT type, name, tbl_name FROM sqlite_master")
+            tables = {name for kind, name, _ in objects if kind == "table"}
+            others = sorted(f"{kind} {name}" for kind, name, table in objects
+                            if kind != "table" and table != "state" or name in tables - {"state"})
+            if others:
                 raise InvalidInputError(
-                    f"store {path}: is a database of something else (tables: "
-                    f"{', '.join(sorted(tables))}); give a new file or a manager's store")
+                    f"store {path}: is a database of something else ({', '.join(others)}); "
+                    "give a new file or a manager's store")
             if not create and "state" not in tables:
                 raise InvalidInputError(f"store {path}: holds no manager")
-            self._run("PRAGMA journal_mode=WAL")
             self._run("PRAGMA synchronous=FULL")
             # (the lock, taken now and kept: see the class docstring)
             self._run("BEGIN EXCLUSIVE")
             self._run("COMMIT")
-            self._run("CREATE TABLE IF NOT EXISTS state "
-                      "(part TEXT PRIMARY KEY, body TEXT NOT NULL)")
+            if "state" not in tables:  # (a new store: nothing to refuse)
+                self._run("CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
+            self._identity = _identity(path)
         except sqlite3.OperationalError as error:
             self.close()
             if "locked" in str(error) or "busy" in str(error):
@@ -97,7 +102,7 @@ class Store:
                     f"store {path}: in use by another manager (a store has one manager "
                     "at a time: close the other first)") from None
             raise InvalidInputError(f"store {path}: cannot be used: {error}") from None
-        except sqlite3.Error as error:
+        except (sqlite3.Error, UnicodeDecodeError) as error:
             self.close()
             raise InvalidInputError(f"store {path}: cannot be read: {error}") from None
         except BaseException:
@@ -115,7 +120,7 @@ class Store:
             return {}
         try:
             rows = self._run("SELECT part, body FROM state")
-        except sqlite3.Error as error:
+        except (sqlite3.Error, UnicodeDecodeError) as error:
             raise InvalidInputError(f"store {self.path}: cannot be read: {error}") from None
         parts = {}
         for part, body in rows:
@@ -143,11 +148,20 @@ class Store:
         bodies = {name: json.dumps(value) for name, value in parts.items()}
         bodies["format"] = json.dumps(STORE_FORMAT)
         try:
+            if not self._wal:
+                # (set at the first save, not when opened: a file that the
+                # manager then refuses is left as it was)
+                self._run("PRAGMA journal_mode=WAL")
+                self._wal = True
             self._run("BEGIN IMMEDIATE")
             try:
                 cursor = self._db.executemany(
                     "INSERT OR REPLACE INTO state (part, body) VALUES (?, ?)", bodies.items())
                 cursor.close()
+                if _identity(self.path) != self._identity:
+                    raise StoreError(
+                        f"store {self.path}: cannot be written: the file was removed or "
+                        "replaced since it was opened")
                 self._run("COMMIT")
             except BaseException:
                 if self._db.in_transaction:
@@ -173,3 +187,14 @@ class Store:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _identity(path: Any) -> Optional[Tuple[int, int]]:
+    """The device and inode of the file at ``path`` (``None`` if there is
+    none): a file removed or replaced since shows another, and a save
+    there would go to a file no one can open again."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
