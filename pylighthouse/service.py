@@ -27,6 +27,7 @@ import socketserver
 import sys
 import threading
 import traceback
+import urllib.parse
 from importlib.resources import files
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
@@ -200,7 +201,7 @@ def make_app(max_body_bytes: Optional[int] = None, *,
     def application(environ: Dict[str, Any], start_response: StartResponse) -> List[bytes]:
         head = environ.get("REQUEST_METHOD") == "HEAD"
         try:
-            route = routes.get(environ.get("PATH_INFO") or "/")
+            route = routes.get(_path(environ))
             if route is None:
                 raise _Answer(404, "no such path; try POST /assign-workloads, "
                                    "GET /health or GET /openapi.json")
@@ -218,6 +219,19 @@ def make_app(max_body_bytes: Optional[int] = None, *,
                             head=head)
 
     return application
+
+
+def _path(environ: Dict[str, Any]) -> str:
+    """The path asked for. A request target in absolute form
+    (``GET http://host/health``, which HTTP/1.1 servers must take) reaches
+    the application whole from some servers (wsgiref) and as its path from
+    others (waitress): its path is taken, so every server routes it alike."""
+    path = environ.get("PATH_INFO") or "/"
+    if not path.startswith("/"):
+        parts = urllib.parse.urlsplit(path)
+        if parts.scheme.lower() in ("http", "https") and parts.netloc:
+            return parts.path or "/"
+    return path
 
 
 def _constant(data: bytes) -> Callable[[Dict[str, Any]], bytes]:

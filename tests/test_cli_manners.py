@@ -283,6 +283,20 @@ def serving_on(server, *args):
 
 
 @pytest.mark.parametrize("server", ["wsgiref", "waitress"])
+def test_a_request_target_in_absolute_form_is_routed_alike_on_both_servers(server):
+    # (GET http://host/health: 404 on wsgiref, which passes the whole
+    # target as the path, and 200 on waitress)
+    with serving_on(server) as port:
+        for target, status in [("http://127.0.0.1/health", 200),
+                               ("HTTP://example.com/health?x=1", 200),
+                               ("http://127.0.0.1/nope", 404)]:
+            answer = exchange(port, f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    "Connection: close\r\n\r\n".encode())
+            assert answer[0] == status, (target, answer)
+            assert ("status" if status == 200 else "error") in json.loads(answer[2])
+
+
+@pytest.mark.parametrize("server", ["wsgiref", "waitress"])
 def test_serve_runs_on_the_server_asked_for(server):
     if server == "waitress":
         pytest.importorskip("waitress")
