@@ -16,7 +16,11 @@ from typing import Any, Dict, List
 
 
 def draw(rows: List[Dict[str, Any]], target: str) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("chart.py: matplotlib is not installed (pip install matplotlib, "
+                 'or install pylighthouse with its bench extra: pip install ".[bench]")')
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
