@@ -13,6 +13,14 @@ class LighthouseException(Exception):
     """Base class of every error raised by pylighthouse (the 0.2.0 name)."""
 
 
+class LighthouseRubricException(LighthouseException):
+    """0.2.0's name for rubric errors, which 0.2.0 never raised. Kept so that
+    0.2.0 code naming it in an ``except`` clause still runs; nothing raises
+    it (a bad rubric raises :class:`InvalidInputError` or
+    :class:`InvalidTypeError`). Only ``pylighthouse.pylighthouse`` (the
+    0.2.0 import path) offers it."""
+
+
 class InvalidInputError(LighthouseException, ValueError):
     """A value has the right type but is not acceptable (NaN, empty name...)."""
 

@@ -163,6 +163,17 @@ def _label(kind: str, name: str) -> str:
     return f"{kind} {name!r}" if len(name) <= SHOWN_LIMIT else f"{kind} {shown(name)}"
 
 
+def _no_workloads(assigned: Any, where: str) -> None:
+    """Refuse 0.2.0's ``assigned_workloads`` unless it is empty (``None``,
+    ``{}``): a Node holds no workloads now."""
+    if assigned is None or isinstance(assigned, (MappingABC, list, tuple)) and not assigned:
+        return
+    raise InvalidInputError(
+        f"{where}: 'assigned_workloads' was 0.2.0's; a Node holds no workloads now: "
+        f"build the node without it, then record them on its distributor with "
+        f"distributor.record_running(name, workloads)")
+
+
 @attr.s(frozen=True, slots=True, eq=True, hash=False, repr=False, init=False)
 class Node:
     """A machine: a name and the resources it offers.
@@ -171,18 +182,23 @@ class Node:
     a tag (quantity 0), a shortcoming (a negative number), a ward
     (``float('-inf')``) or unlimited room (``float('inf')``). The node keeps a
     read-only copy with every quantity as an exact :class:`~decimal.Decimal`.
+    ``assigned_workloads`` is taken for 0.2.0 code only when empty: a node
+    holds no workloads (a distributor records them, see
+    :meth:`~pylighthouse.Distributor.record_running`).
 
     Raises:
         InvalidTypeError, InvalidInputError: the name is not a non-empty
-            string, ``resources`` is not a mapping, or a quantity is not a
-            number (or is NaN).
+            string, ``resources`` is not a mapping, a quantity is not a
+            number (or is NaN), or ``assigned_workloads`` is not empty.
     """
 
     name: str = attr.ib()
     resources: Mapping[str, Decimal] = attr.ib()
 
-    def __init__(self, name: str, resources: Optional[Mapping[str, Any]] = None):
+    def __init__(self, name: str, resources: Optional[Mapping[str, Any]] = None,
+                 assigned_workloads: Any = None):
         where = _label("node", check_name(name, "node"))
+        _no_workloads(assigned_workloads, where)
         _set(self, "name", name)
         _set(self, "resources", to_quantities(
             {} if resources is None else resources, where, "resources", False, NODE_MAPS))
@@ -227,10 +243,11 @@ class Node:
         ``"resources"`` means a node with no resources.
         """
         if isinstance(data, MappingABC) and "assigned_workloads" in data:
-            raise InvalidInputError(
-                f"{where}: 'assigned_workloads' was 0.2.0's; a Node holds no workloads now: "
-                f"build the node without it, then record them on its distributor with "
-                f"distributor.record_running(name, workloads)")
+            name = data.get("name", data.get("id"))
+            _no_workloads(data["assigned_workloads"],
+                          _label(where, name) if where == "node" and isinstance(name, str)
+                          and name else where)
+            data = {key: value for key, value in data.items() if key != "assigned_workloads"}
         fields = _fields(data, where, "node", ("name", "resources"))
         return cls(fields["name"], fields.get("resources", {}))
 

@@ -31,6 +31,13 @@ class Rubric:
     weights: Mapping[str, Decimal] = attr.ib()
 
     rubric = Removed("the weights are in weights (a read-only mapping of resource to weight)")
+    keys_rubric = Removed("the resources weighed are the keys of weights "
+                          "(a read-only mapping of resource to weight)")
+    size = Removed("the number of resources weighed is len(rubric.weights)")
+    sort_workloads = Removed(
+        "BinPack sorts each call's workloads itself (largest score first, equal scores by "
+        "name); to sort them yourself: sorted(workloads, key=lambda load: "
+        "rubric.score(load.requirements), reverse=True)")
 
     def __init__(self, weights: Union["Rubric", Mapping[str, Any]]):
         if isinstance(weights, Rubric):

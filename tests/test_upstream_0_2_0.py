@@ -187,8 +187,44 @@ def test_the_old_node_methods_say_what_to_use_instead(old):
 
 
 def test_a_node_dict_carrying_assigned_workloads_says_what_to_do():
-    with pytest.raises(LighthouseException, match="record_running"):
-        Node.from_dict({"name": "n", "resources": {}, "assigned_workloads": {}})
+    with pytest.raises(LighthouseException, match="node 'n': .*record_running"):
+        Node.from_dict({"name": "n", "resources": {}, "assigned_workloads": {"w": None}})
+    with pytest.raises(LighthouseException, match="node 'n': .*record_running"):
+        Node("n", {}, {"w": None})
+    with pytest.raises(LighthouseException, match="nodes\\[1\\]: .*record_running"):
+        Node.from_list([{"name": "m", "resources": {}},
+                        {"name": "n", "resources": {}, "assigned_workloads": ["w"]}])
+
+
+def test_an_empty_assigned_workloads_is_taken_as_0_2_0_took_it():
+    # (0.2.0 code built nodes with it empty: a TypeError, or an error asking
+    # to record workloads when there were none to record)
+    expected = Node("n", {"cpu": 2})
+    assert Node("n", {"cpu": 2}, {}) == expected
+    assert Node("n", {"cpu": 2}, assigned_workloads=None) == expected
+    assert Node.from_dict({"name": "n", "resources": {"cpu": 2}, "assigned_workloads": {}}) \
+        == expected
+    assert Node.from_list([{"name": "n", "resources": {"cpu": 2}, "assigned_workloads": []}]) \
+        == [expected]
+
+
+@pytest.mark.parametrize("old", ["rubric", "keys_rubric", "size", "sort_workloads"])
+def test_the_old_rubric_names_say_what_to_use_instead(old):
+    rubric = BinPackDistributor.from_list({"cpu": 1}, []).rubric
+    with pytest.raises(RemovedAPIError, match=f"Rubric.{old} was a 0.2.0 name") as caught:
+        getattr(rubric, old)
+    assert "weights" in str(caught.value) or "sorted(" in str(caught.value)
+    assert not hasattr(rubric, old)
+
+
+def test_an_except_clause_naming_the_0_2_0_rubric_exception_still_runs():
+    try:
+        lighthouse.BinPackDistributor.from_list({"cpu": "heavy"}, [])
+    except lighthouse.LighthouseRubricException:  # (never raised, as in 0.2.0)
+        raise AssertionError("not a rubric exception")
+    except lighthouse.LighthouseException as error:
+        assert "rubric" in str(error)
+    assert issubclass(lighthouse.LighthouseRubricException, lighthouse.LighthouseException)
 
 
 def test_empty_names_are_refused_with_the_field_named():
