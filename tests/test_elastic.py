@@ -587,6 +587,15 @@ def test_bad_resource_values_raise_and_keep_nothing(nodelist, message):
     assert manager.set_resource_values([]) == {}
 
 
+def test_resource_values_nearer_0_than_a_quantity_may_be_are_kept_as_0():
+    # (they were refused as out of range, though the field takes 0 to 1)
+    manager, _ = make()
+    assert manager.set_resource_values([{"node_id": "vm-1", "value": 1e-301},
+                                        {"node_id": "vm-2", "value": 5e-324},
+                                        {"node_id": "vm-3", "value": 1e-300}]) == \
+        {"vm-1": 0, "vm-2": 0, "vm-3": 1e-300}
+
+
 def test_bad_settings_are_refused():
     provider = SimulatedProvider()
     with pytest.raises(InvalidInputError, match="templates"):
@@ -1485,6 +1494,20 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         with urllib.request.urlopen(request, timeout=10) as reply:
             (answer,), _ = xmlrpc.client.loads(reply.read())
         assert answer["code"] == 1 and "XML-RPC cannot answer" in answer["output"]
+        # bodies that are no XML-RPC call, or that carry a value nesting too
+        # deep to answer, were answered with a fault
+        deep = "<value><array><data>" * 500 + "</data></array></value>" * 500
+        marked = xmlrpc.client.dumps(
+            ({"nodelist": [{"node_id": node, "value": 0, "x": "MARK"}]},), "SetResourceValues")
+        assert "<value><string>MARK</string></value>" in marked
+        for made in ["<methodCall><methodName>GetVersion</methodName>",
+                     body.replace("<i8>99999999999</i8>", "<int>abc</int>"),
+                     marked.replace("<value><string>MARK</string></value>", deep)]:
+            request = urllib.request.Request(f"http://{host}:{port}/", data=made.encode(),
+                                             headers={"Content-Type": "text/xml"})
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                (answer,), _ = xmlrpc.client.loads(reply.read())  # (a fault would raise)
+            assert answer["code"] == 1 and answer["output"], made[:60]
         assert manager._parts() == before
     finally:
         server.shutdown()
@@ -1703,6 +1726,27 @@ def test_manage_loads_the_configs_provider_and_serves_rpc(tmp_path):
         env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("rpc: serving on 127.0.0.1:")
+
+
+def test_provider_options_reach_the_provider_as_plain_json(tmp_path, monkeypatch):
+    # (fractions reached it as Decimal, which time.sleep and friends refuse)
+    seen = {}
+
+    def factory(**options):
+        seen.update(options)
+        return SimulatedProvider()
+
+    module = type(sys)("plain_json_provider")
+    module.factory = factory
+    monkeypatch.setitem(sys.modules, "plain_json_provider", module)
+    config = tmp_path / "c.json"
+    config.write_text('{"templates": [{"name": "vm", "resources": {"cpu": 4}}], '
+                      '"provider": "plain_json_provider:factory", "provider_options": '
+                      '{"delay": 2.5, "tries": 3, "nested": {"x": [1.5, "s", null]}}}')
+    assert main(["manage", str(config), "--cycles", "0"]) == 0
+    assert seen == {"delay": 2.5, "tries": 3, "nested": {"x": [1.5, "s", None]}}
+    assert type(seen["delay"]) is float and type(seen["tries"]) is int
+    assert type(seen["nested"]["x"][0]) is float
 
 
 def test_cycle_report_to_dict_copies():

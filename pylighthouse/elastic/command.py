@@ -212,6 +212,20 @@ def _holds_something(store: str) -> bool:
         return True
 
 
+def _plain_json(value: Any) -> Any:
+    """``value`` as :func:`json.loads` would give it: the config is read
+    with exact decimals (``2.5`` as ``Decimal('2.5')``), which a provider
+    written for plain JSON does not expect (``time.sleep`` refuses one).
+    O(size of ``value``)."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, MappingABC):
+        return {key: _plain_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_json(item) for item in value]
+    return value
+
+
 def _provider(config: Dict[str, Any]) -> Provider:
     """The provider the config names as ``"module:callable"``, called with its options."""
     spec = config.get("provider")
@@ -228,7 +242,7 @@ def _provider(config: Dict[str, Any]) -> Provider:
         raise InvalidTypeError("config: provider_options: expected an object (the keyword "
                                f"arguments of {spec}), got {type(options).__name__}")
     try:
-        provider: Provider = factory(**options)
+        provider: Provider = factory(**_plain_json(options))
     except TypeError as error:  # (options it does not take, or a value of the wrong type)
         raise InvalidInputError(f"config: provider_options: {spec} refused them: "
                                 f"{error}") from None

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
+from fractions import Fraction
 from types import MappingProxyType
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional,
                     Tuple, Union)
@@ -485,7 +486,8 @@ class ElasticManager:
 
         ``nodelist`` holds dicts with ``node_id`` (or ``client_id``) and
         ``value``. Scale-down tries nodes of higher value first among equally
-        empty ones. Returns every value kept, by node.
+        empty ones. A value above 0 but below 1e-300 is kept as 0. Returns
+        every value kept, by node.
 
         Raises:
             InvalidInputError, InvalidTypeError: an entry lacks a name, or its
@@ -496,7 +498,11 @@ class ElasticManager:
         for index, (name, item, _) in enumerate(entries):
             if "value" not in item:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: missing field 'value'")
-            value = to_quantity(item["value"], f"nodelist[{index}]: node {name!r}: value")
+            given = item["value"]
+            if isinstance(given, (int, float, Decimal, Fraction)) \
+                    and not isinstance(given, bool) and 0 < given < _TINY:
+                given = 0  # (nearer 0 than a quantity may be: see the docstring)
+            value = to_quantity(given, f"nodelist[{index}]: node {name!r}: value")
             if not 0 <= value <= 1:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: value must be "
                                         f"from 0 to 1, got {item['value']!r}")
@@ -978,6 +984,11 @@ def _check_provider(provider: Any) -> None:
         raise InvalidTypeError(f"provider: expected an object with create_nodes, "
                                f"delete_nodes and poll, got {type(provider).__name__} "
                                f"(no {missing[0]})")
+
+
+#: Resource values nearer 0 than this are kept as 0 (the smallest size a
+#: quantity may have, see :data:`~pylighthouse.quantities.MAX_EXPONENT`).
+_TINY = Decimal("1e-300")
 
 
 def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, Any], Any]]:

@@ -51,6 +51,23 @@ class RPCServer(BoundedThreads, SimpleXMLRPCServer):
         self._thread = threading.Thread(target=self.serve_forever, daemon=True,
                                         name="pylighthouse-rpc")
 
+    def _marshaled_dispatch(self, data: Any, dispatch_method: Any = None,
+                            path: Any = None) -> Any:
+        # (typed as typeshed has it but for the answer, bytes in CPython)
+        """Answer a body that is not an XML-RPC call (malformed XML, a value
+        XML-RPC cannot read, such as ``<int>abc</int>``) with a code 1
+        struct, as a bad parameter is, not a fault; else dispatch as
+        usual. (The body is read twice: a provider's calls are few.)"""
+        try:
+            xmlrpc.client.loads(data, use_builtin_types=self.use_builtin_types)
+        except Exception as error:  # (whatever the parser raises: never a fault)
+            answer = _response(BADARGS, "", f"not an XML-RPC call: {type(error).__name__}: "
+                                            f"{error}")
+            return xmlrpc.client.dumps((answer,), methodresponse=True, allow_none=False,
+                                       encoding=self.encoding).encode(
+                                           self.encoding, "xmlcharrefreplace")
+        return super()._marshaled_dispatch(data, dispatch_method, path)
+
     def start(self) -> "RPCServer":
         self._thread.start()
         return self
@@ -71,8 +88,9 @@ def serve_rpc(manager: ElasticManager, host: str = "127.0.0.1", port: int = 0) -
     ``NotifyDeleteComplete`` and ``SetResourceValues``, each taking one
     struct (the last three with ``nodelist``). Each answers a ProtoGENI
     response struct ``{"code": 0, "value": ..., "output": ""}``. Bad
-    parameters answer ``code`` 1 and the error message in ``output``; any
-    other failure code 2; a call never answers a fault with a traceback.
+    parameters answer ``code`` 1 and the error message in ``output``, and
+    so does a body that is not an XML-RPC call; any other failure code 2;
+    only a method that is not one of these answers a fault (XML-RPC's own).
     ``port=0`` picks a free port (read it from ``server_address``). The
     manager's lock serialises these calls with its manage loop.
     """
@@ -108,8 +126,9 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
             # back, a nil or an integer past 32 bits, is refused before
             # anything changes, not answered with a fault after)
             xmlrpc.client.dumps((params,), allow_none=False)
-        except (TypeError, OverflowError) as error:
-            return _response(BADARGS, "", f"{name}: a value XML-RPC cannot answer: {error}")
+        except (TypeError, OverflowError, ValueError, RecursionError) as error:
+            return _response(BADARGS, "", f"{name}: a value XML-RPC cannot answer: "
+                                          f"{type(error).__name__}: {error}")
         try:
             value = method(params)
         except StoreError as error:  # (not the caller's arguments: the manager's store)
