@@ -335,8 +335,16 @@ def _serve(args: argparse.Namespace) -> int:
         # (an option given wins over its PYLIGHTHOUSE_MAX_* variable, which
         # is then not read at all: a malformed one does not stop the server)
         replaced = {f"PYLIGHTHOUSE_{name.upper()}" for name in given}
-        limits = attr.evolve(Limits.from_environ(
-            {key: value for key, value in os.environ.items() if key not in replaced}), **given)
+        limits = Limits.from_environ(
+            {key: value for key, value in os.environ.items() if key not in replaced})
+        for name, value in given.items():
+            option = "--" + name.replace("_", "-")
+            try:
+                limits = attr.evolve(limits, **{name: value})
+            except (ValueError, OverflowError) as error:  # (named by its option)
+                reason = str(error)
+                reason = reason[len(name) + 2:] if reason.startswith(f"{name}: ") else reason
+                raise _BadInput(f"serve: {option}: {reason}") from None
         server_settings(args.timeout, args.max_connections, ("--timeout", "--max-connections"))
         serve(args.host, args.port, limits.max_body_bytes, limits=limits, server=args.server,
               timeout=args.timeout, max_connections=args.max_connections)

@@ -129,6 +129,17 @@ def test_server_settings_are_checked_the_same_for_either_server(server, option, 
     assert done.stderr == f"pylighthouse: serve: {option}: expected {expected}\n"
 
 
+@pytest.mark.parametrize("option, value, expected", [
+    ("--max-work", "-5", "expected a whole number >= 0, got -5"),
+    ("--max-body-bytes", "1" * 19, "a number of 19 digits; at most 18"),
+    ("--max-rubric", "-1", "expected a whole number >= 0, got -1"),
+    ("--max-response-bytes", "-2", "expected a whole number >= 0, got -2")])
+def test_a_limit_out_of_range_is_named_by_its_option(option, value, expected, capsys):
+    # (named by the field, "max_work: ...", which serve has no option for)
+    assert main(["serve", "--port", "0", option, value]) == 2
+    assert capsys.readouterr().err == f"pylighthouse: serve: {option}: {expected}\n"
+
+
 def test_a_file_holding_a_json_string_is_not_decoded_twice(tmp_path, capsys):
     path = tmp_path / "string.json"
     path.write_text(json.dumps(json.dumps(problem(1))))
