@@ -1,6 +1,7 @@
 """The elastic manager: its cycle, the provider's calls, faults, the store, RPC and the CLI."""
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -1344,6 +1345,17 @@ def test_a_store_file_removed_while_open_fails_the_call(tmp_path):
     manager.close()
 
 
+def test_a_store_path_that_exists_but_cannot_be_opened_says_so(tmp_path):
+    # (it said "holds no manager", as for a path where there is no file)
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    with pytest.raises(InvalidInputError, match=f"store {folder}: cannot be opened: "):
+        ElasticManager.open(str(folder), SimulatedProvider())
+    with pytest.raises(InvalidInputError, match="holds no manager"):
+        ElasticManager.open(str(tmp_path / "none.db"), SimulatedProvider())
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-folder"]
+
+
 def test_a_store_whose_names_are_not_text_is_refused_by_name(tmp_path):
     path = tmp_path / "flipped.db"
     make(store=str(path))[0].close()
@@ -1747,6 +1759,31 @@ def test_provider_options_reach_the_provider_as_plain_json(tmp_path, monkeypatch
     assert seen == {"delay": 2.5, "tries": 3, "nested": {"x": [1.5, "s", None]}}
     assert type(seen["delay"]) is float and type(seen["tries"]) is int
     assert type(seen["nested"]["x"][0]) is float
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32",
+                    reason="POSIX signals")
+def test_manage_stops_on_sigterm_as_on_ctrl_c(tmp_path):
+    # (SIGTERM, a service manager's stop, killed it with status 143 in the
+    # middle of whatever it did; now it stops as Ctrl-C stops it)
+    config = tmp_path / "c.json"
+    store = tmp_path / "s.db"
+    config.write_text(json.dumps({
+        "templates": [VM], "intervals": {"add": 1, "delete": 1},
+        "provider": "pylighthouse.elastic:SimulatedProvider"}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pylighthouse", "manage", str(config), "--store", str(store),
+         "--rpc", "127.0.0.1:0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert process.stdout.readline().startswith("rpc: serving on 127.0.0.1:")
+        time.sleep(0.5)  # (into its loop)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    ElasticManager.open(str(store), SimulatedProvider()).close()  # (resumable)
 
 
 def test_cycle_report_to_dict_copies():

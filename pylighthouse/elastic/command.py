@@ -1,14 +1,17 @@
 """``pylighthouse manage``: run an elastic manager from a JSON config, or its simulated demo."""
+import contextlib
 import importlib
 import json
 import math
 import os
 import pathlib
+import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
-from typing import IO, Any, Dict, List, Optional, Tuple
+from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
 
 import attr
 
@@ -298,7 +301,8 @@ def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = N
                      config["simulation"].get("cycles", 40) if cycles is None else cycles)
         else:
             try:
-                manager.manage(cycles)
+                with _terminate_as_interrupt():
+                    manager.manage(cycles)
             except KeyboardInterrupt:
                 pass
     finally:
@@ -306,6 +310,22 @@ def run_manage(config: Dict[str, Any], out: IO[str], *, store: Optional[str] = N
             server.shutdown()
         manager.close()
     return 0
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Take SIGTERM (a service manager's stop) as SIGINT within the block:
+    the manager stops as it does on Ctrl-C, its last change saved, its RPC
+    server shut, and the command exits 0. Only where signals can be
+    handled (the main thread, a platform with SIGTERM)."""
+    if not hasattr(signal, "SIGTERM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Tick:

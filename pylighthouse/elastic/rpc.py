@@ -53,11 +53,11 @@ class RPCServer(BoundedThreads, SimpleXMLRPCServer):
 
     def _marshaled_dispatch(self, data: Any, dispatch_method: Any = None,
                             path: Any = None) -> Any:
-        # (typed as typeshed has it but for the answer, bytes in CPython)
         """Answer a body that is not an XML-RPC call (malformed XML, a value
         XML-RPC cannot read, such as ``<int>abc</int>``) with a code 1
         struct, as a bad parameter is, not a fault; else dispatch as
         usual. (The body is read twice: a provider's calls are few.)"""
+        # (typed loosely: typeshed says the answer is str, CPython gives bytes)
         try:
             xmlrpc.client.loads(data, use_builtin_types=self.use_builtin_types)
         except Exception as error:  # (whatever the parser raises: never a fault)

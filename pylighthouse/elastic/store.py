@@ -51,8 +51,9 @@ class Store:
 
     Raises (constructor):
         InvalidInputError: the file cannot be opened, is not an SQLite
-            database (or its schema cannot be read), holds other things, does not exist (without
-            ``create``), or another manager has it open.
+            database (or its schema cannot be read), holds other things,
+            does not exist (without ``create``), or another manager has it
+            open.
 
     Cost: :meth:`save` writes the parts given in full, O(their size), plus
     one ``fsync`` of the log.
@@ -71,7 +72,7 @@ class Store:
             self._db = sqlite3.connect(target, uri=True, isolation_level=None,
                                        check_same_thread=False, timeout=BUSY_SECONDS)
         except (sqlite3.Error, ValueError) as error:
-            if not create:
+            if not create and not os.path.exists(path):
                 raise InvalidInputError(f"store {path}: holds no manager ({error})") from None
             raise InvalidInputError(f"store {path}: cannot be opened: {error}") from None
         self._wal = False  # (WAL mode is set at the first save: see :meth:`save`)
@@ -81,7 +82,8 @@ class Store:
             objects = self._run("SELECT type, name, tbl_name FROM sqlite_master")
             tables = {name for kind, name, _ in objects if kind == "table"}
             others = sorted(f"{kind} {name}" for kind, name, table in objects
-                            if kind != "table" and table != "state" or name in tables - {"state"})
+                            if (kind == "table" and name != "state")
+                            or (kind != "table" and table != "state"))
             if others:
                 raise InvalidInputError(
                     f"store {path}: is a database of something else ({', '.join(others)}); "
