@@ -27,7 +27,6 @@ import socketserver
 import sys
 import threading
 import traceback
-import urllib.parse
 from importlib.resources import files
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
@@ -221,6 +220,11 @@ def make_app(max_body_bytes: Optional[int] = None, *,
     return application
 
 
+#: A request target in absolute form, as wsgiref passes it: its scheme and
+#: host, then the path.
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*(/.*)?\Z", re.DOTALL)
+
+
 def _path(environ: Dict[str, Any]) -> str:
     """The path asked for. A request target in absolute form
     (``GET http://host/health``, which HTTP/1.1 servers must take) reaches
@@ -228,9 +232,12 @@ def _path(environ: Dict[str, Any]) -> str:
     others (waitress): its path is taken, so every server routes it alike."""
     path = environ.get("PATH_INFO") or "/"
     if not path.startswith("/"):
-        parts = urllib.parse.urlsplit(path)
-        if parts.scheme.lower() in ("http", "https") and parts.netloc:
-            return parts.path or "/"
+        # (the scheme and the host taken off, nothing else: the query is
+        # QUERY_STRING already, and a "?" or "#" left here was sent
+        # percent-encoded, part of the path, as waitress keeps it)
+        found = _ABSOLUTE.match(path)
+        if found:
+            return found.group(1) or "/"
     return path
 
 

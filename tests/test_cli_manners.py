@@ -300,7 +300,10 @@ def test_a_request_target_in_absolute_form_is_routed_alike_on_both_servers(serve
     with serving_on(server) as port:
         for target, status in [("http://127.0.0.1/health", 200),
                                ("HTTP://example.com/health?x=1", 200),
-                               ("http://127.0.0.1/nope", 404)]:
+                               ("http://127.0.0.1/nope", 404),
+                               # (a "?" sent encoded is part of the path)
+                               ("http://127.0.0.1/health%3Fx", 404),
+                               ("http://127.0.0.1/health%23x", 404)]:
             answer = exchange(port, f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                     "Connection: close\r\n\r\n".encode())
             assert answer[0] == status, (target, answer)

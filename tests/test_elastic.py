@@ -27,6 +27,7 @@ from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Prov
                                   SimulatedProvider, serve_rpc)
 from pylighthouse.elastic.command import load_config
 from pylighthouse.elastic.store import STORE_FORMAT, Store, StoreError
+from pylighthouse.errors import shown
 from test_fuzz_library import snapshot_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -312,14 +313,24 @@ def test_a_clock_giving_no_finite_number_is_refused_and_never_saved(tmp_path):
     manager, _ = make(store=str(path), clock=lambda: reading[0])
     manager.submit([job("a")])
     report = manager.manage_once(force=True)
-    assert report.requested == [] and "clock: expected a finite number of seconds, got nan" \
-        in report.errors[0]
+    assert report.requested == [] and report.errors == [
+        "create_nodes: InvalidTypeError: clock: expected a finite number of seconds, got nan"]
     manager.close()
     reading[0] = Decimal("1000.5")
     manager = ElasticManager.open(str(path), SimulatedProvider(), clock=lambda: reading[0])
     assert manager.manage_once().requested == ["vm-1"]
     reading[0] += 20
     assert manager.manage_once().added == ["vm-1"] and manager.pending == ()
+    # once a step has run, the interval check reads the clock too: a bad
+    # reading there is reported, not raised out of the cycle
+    manager.submit([job("b", 4)])
+    for bad in (float("nan"), 10 ** 400, "soon"):
+        reading[0] = bad
+        report = manager.manage_once()
+        assert report.requested == [] and report.errors == [
+            "create_nodes: InvalidTypeError: clock: expected a finite number of seconds, "
+            f"got {shown(bad)}"]
+    assert manager.pending == ("b",)
 
 
 def test_failed_creations_are_given_back_and_retried_never_above_max_nodes():
@@ -1311,7 +1322,13 @@ def test_a_store_refused_at_open_is_left_as_it_was(tmp_path, capsys):
     db.execute("CREATE VIEW v AS SELECT 1")
     db.commit()
     db.close()
-    before = {path: path.read_bytes() for path in (odd, viewed)}
+    triggered = tmp_path / "triggered.db"
+    db = sqlite3.connect(str(triggered))
+    db.execute("CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
+    db.execute("CREATE TRIGGER t BEFORE INSERT ON state BEGIN SELECT RAISE(ABORT, 'no'); END")
+    db.commit()
+    db.close()
+    before = {path: path.read_bytes() for path in (odd, viewed, triggered)}
     with pytest.raises(InvalidInputError, match="format: expected 1, got 2"):
         ElasticManager.open(str(odd), SimulatedProvider())
     config = tmp_path / "c.json"
@@ -1322,8 +1339,11 @@ def test_a_store_refused_at_open_is_left_as_it_was(tmp_path, capsys):
     assert odd.read_bytes() == before[odd]
     with pytest.raises(InvalidInputError, match="database of something else \\(view v\\)"):
         make(store=str(viewed))
-    assert {path: path.read_bytes() for path in (odd, viewed)} == before
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["c.json", "odd.db", "viewed.db"]
+    with pytest.raises(InvalidInputError, match="database of something else \\(trigger t\\)"):
+        make(store=str(triggered))
+    assert {path: path.read_bytes() for path in (odd, viewed, triggered)} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "c.json", "odd.db", "triggered.db", "viewed.db"]
 
 
 def test_a_store_file_removed_while_open_fails_the_call(tmp_path):
@@ -1354,6 +1374,19 @@ def test_a_store_path_that_exists_but_cannot_be_opened_says_so(tmp_path):
     with pytest.raises(InvalidInputError, match="holds no manager"):
         ElasticManager.open(str(tmp_path / "none.db"), SimulatedProvider())
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a-folder"]
+
+
+def test_a_store_opened_by_a_relative_path_saves_after_a_change_of_directory(
+        tmp_path, monkeypatch):
+    # (the check that the file is still there looked the relative path up
+    # again from the new directory, and every save then failed)
+    monkeypatch.chdir(tmp_path)
+    manager, _ = make(store="relative.db")
+    monkeypatch.chdir("/")
+    manager.submit([job("a")])
+    manager.close()
+    assert ElasticManager.open(str(tmp_path / "relative.db"),
+                               SimulatedProvider()).pending == ("a",)
 
 
 def test_a_store_whose_names_are_not_text_is_refused_by_name(tmp_path):
@@ -1508,11 +1541,14 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         assert answer["code"] == 1 and "XML-RPC cannot answer" in answer["output"]
         # bodies that are no XML-RPC call, or that carry a value nesting too
         # deep to answer, were answered with a fault
-        deep = "<value><array><data>" * 500 + "</data></array></value>" * 500
+        # (deeper than the interpreter's recursion limit, whatever it is set to)
+        depth = sys.getrecursionlimit() + 100
+        deep = "<value><array><data>" * depth + "</data></array></value>" * depth
         marked = xmlrpc.client.dumps(
             ({"nodelist": [{"node_id": node, "value": 0, "x": "MARK"}]},), "SetResourceValues")
         assert "<value><string>MARK</string></value>" in marked
         for made in ["<methodCall><methodName>GetVersion</methodName>",
+                     xmlrpc.client.dumps((1,), methodresponse=True),  # (no methodName)
                      body.replace("<i8>99999999999</i8>", "<int>abc</int>"),
                      marked.replace("<value><string>MARK</string></value>", deep)]:
             request = urllib.request.Request(f"http://{host}:{port}/", data=made.encode(),
@@ -1798,14 +1834,14 @@ def test_the_docs_demo_prints_what_the_docs_show():
 
     examples = console_examples(ROOT / "docs" / "elastic.rst")
     assert len(examples) == 1
-    for command, shown in examples:
+    for command, printed in examples:
         words = command.split()
         assert words[0] == "pylighthouse"
         done = subprocess.run([sys.executable, "-m", "pylighthouse", *words[1:]], cwd=ROOT,
                               capture_output=True, text=True, timeout=60,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip("\n") == shown
+        assert done.stdout.strip("\n") == printed
 
 
 def test_the_lock_serialises_rpc_calls_with_the_manage_loop():

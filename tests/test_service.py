@@ -372,7 +372,7 @@ def test_limits_given_in_code_or_as_options_are_held_to_the_variables_length(cap
     with pytest.raises(ValueError, match="max_body_bytes: a number of 23 digits; at most 18"):
         make_app(10 ** 22)
     assert main(["serve", "--max-rubric", "9" * 23]) == 2
-    assert "max_rubric: a number of 23 digits; at most 18" in capsys.readouterr().err
+    assert "serve: --max-rubric: a number of 23 digits; at most 18" in capsys.readouterr().err
 
 
 def test_a_content_length_of_other_digits_is_shown_as_sent():

@@ -358,9 +358,9 @@ class ElasticManager:
                 self._step(report, "delete_nodes", lambda: self._give_back(report))
             with self._change():
                 self._place_pending(report)
-            if self._waiting() and (force or self._due("add")):
+            if self._waiting() and (force or self._due("add", report)):
                 self._step(report, "create_nodes", lambda: self._scale_up(report))
-            if self._config["enable_delete"] and (force or self._due("delete")) \
+            if self._config["enable_delete"] and (force or self._due("delete", report)) \
                     and not self._waiting_for_room():
                 self._step(report, "delete_nodes", lambda: self._scale_down(report))
             report.pending = [load.name for load in self._pending]
@@ -804,14 +804,20 @@ class ElasticManager:
             return False
         return True
 
-    def _due(self, kind: str) -> bool:
+    def _due(self, kind: str, report: CycleReport) -> bool:
         """Whether the interval of ``kind`` has passed since its last run; a
         clock set back since then (the last run seems to lie ahead) makes it
-        due at once, rather than for as long as the clock was set back."""
+        due at once, rather than for as long as the clock was set back. A
+        clock reading no number is reported in ``report`` (not due)."""
         last = self._marks[kind]
         if last is None:
             return True
-        elapsed = self._now() - last
+        try:
+            elapsed = self._now() - last
+        except InvalidTypeError as error:
+            report.errors.append(f"{'create_nodes' if kind == 'add' else 'delete_nodes'}: "
+                                 f"{type(error).__name__}: {error}")
+            return False
         return elapsed >= self._config["intervals"][kind] or elapsed < 0
 
     def _now(self) -> float:
@@ -822,10 +828,16 @@ class ElasticManager:
                 real number (no such time could be saved and resumed).
         """
         now = self._clock()
-        if isinstance(now, bool) or not isinstance(now, (numbers.Real, Decimal)) \
-                or not math.isfinite(now):
-            raise InvalidTypeError(f"clock: expected a finite number of seconds, got {now!r}")
-        return float(now)
+        seconds = math.nan
+        if isinstance(now, (numbers.Real, Decimal)) and not isinstance(now, bool):
+            try:
+                seconds = float(now)
+            except (OverflowError, ValueError):
+                pass
+        if not math.isfinite(seconds):
+            raise InvalidTypeError(f"clock: expected a finite number of seconds, "
+                                   f"got {shown(now)}")
+        return seconds
 
     def _retire(self, name: str) -> None:
         """``name`` leaves the manager's books: a name ``<prefix>-<number>``

@@ -59,10 +59,12 @@ class RPCServer(BoundedThreads, SimpleXMLRPCServer):
         usual. (The body is read twice: a provider's calls are few.)"""
         # (typed loosely: typeshed says the answer is str, CPython gives bytes)
         try:
-            xmlrpc.client.loads(data, use_builtin_types=self.use_builtin_types)
+            _, method = xmlrpc.client.loads(data, use_builtin_types=self.use_builtin_types)
+            problem = None if method is not None else "no methodName"
         except Exception as error:  # (whatever the parser raises: never a fault)
-            answer = _response(BADARGS, "", f"not an XML-RPC call: {type(error).__name__}: "
-                                            f"{error}")
+            problem = f"{type(error).__name__}: {error}"
+        if problem is not None:
+            answer = _response(BADARGS, "", f"not an XML-RPC call: {problem}")
             return xmlrpc.client.dumps((answer,), methodresponse=True, allow_none=False,
                                        encoding=self.encoding).encode(
                                            self.encoding, "xmlcharrefreplace")

@@ -81,9 +81,10 @@ class Store:
             # (read before anything is written: a file refused is left as it was)
             objects = self._run("SELECT type, name, tbl_name FROM sqlite_master")
             tables = {name for kind, name, _ in objects if kind == "table"}
-            others = sorted(f"{kind} {name}" for kind, name, table in objects
-                            if (kind == "table" and name != "state")
-                            or (kind != "table" and table != "state"))
+            # (the one other object a store holds: its primary key's index)
+            others = sorted(f"{kind} {name}" for kind, name, _ in objects
+                            if (kind, name) not in (("table", "state"),
+                                                    ("index", "sqlite_autoindex_state_1")))
             if others:
                 raise InvalidInputError(
                     f"store {path}: is a database of something else ({', '.join(others)}); "
@@ -96,7 +97,10 @@ class Store:
             self._run("COMMIT")
             if "state" not in tables:  # (a new store: nothing to refuse)
                 self._run("CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
-            self._identity = _identity(path)
+            # (by its absolute path, as SQLite opened it: the process may
+            # change directory since)
+            self._where = os.path.abspath(path)
+            self._identity = _identity(self._where)
         except sqlite3.OperationalError as error:
             self.close()
             if "locked" in str(error) or "busy" in str(error):
@@ -160,7 +164,7 @@ class Store:
                 cursor = self._db.executemany(
                     "INSERT OR REPLACE INTO state (part, body) VALUES (?, ?)", bodies.items())
                 cursor.close()
-                if _identity(self.path) != self._identity:
+                if _identity(self._where) != self._identity:
                     raise StoreError(
                         f"store {self.path}: cannot be written: the file was removed or "
                         "replaced since it was opened")
