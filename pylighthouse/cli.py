@@ -482,7 +482,8 @@ def _add_manage(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     manage.add_argument("config", metavar="CONFIG", help="the manager's JSON config")
     manage.add_argument("--store", metavar="PATH",
-                        help="SQLite file holding the manager's state (resumed if it exists)")
+                        help="SQLite file holding the manager's state (resumed if it holds one; "
+                             "--simulate needs a new file)")
     manage.add_argument("--simulate", action="store_true",
                         help="run the deterministic demo on a simulated provider")
     manage.add_argument("--cycles", type=int, metavar="N",

@@ -499,10 +499,13 @@ class ElasticManager:
             if "value" not in item:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: missing field 'value'")
             given = item["value"]
-            if isinstance(given, (int, float, Decimal, Fraction)) \
-                    and not isinstance(given, bool) and 0 < given < _TINY:
+            number = isinstance(given, (int, float, Decimal, Fraction)) \
+                and not isinstance(given, bool)
+            if number and 0 < given < _TINY:
                 given = 0  # (nearer 0 than a quantity may be: see the docstring)
-            value = to_quantity(given, f"nodelist[{index}]: node {name!r}: value")
+            if not (number and (given < 0 or given > 1)):  # (else refused below, as such)
+                given = to_quantity(given, f"nodelist[{index}]: node {name!r}: value")
+            value = given
             if not 0 <= value <= 1:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: value must be "
                                         f"from 0 to 1, got {item['value']!r}")
