@@ -1310,26 +1310,25 @@ def test_files_refused_as_stores_are_left_as_they_were(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["empty.db", "foreign.db"]
 
 
+def sqlite_file(path, *statements):
+    """An SQLite file at ``path`` made by ``statements``; returns ``path``."""
+    db = sqlite3.connect(str(path))
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
 def test_a_store_refused_at_open_is_left_as_it_was(tmp_path, capsys):
     # a database with a "state" table of another format (or one with a
     # view only) was switched to WAL, or given a "state" table, then refused
-    odd = tmp_path / "odd.db"
-    db = sqlite3.connect(str(odd))
-    db.execute("CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
-    db.execute("INSERT INTO state VALUES ('format', '2')")
-    db.commit()
-    db.close()
-    viewed = tmp_path / "viewed.db"
-    db = sqlite3.connect(str(viewed))
-    db.execute("CREATE VIEW v AS SELECT 1")
-    db.commit()
-    db.close()
-    triggered = tmp_path / "triggered.db"
-    db = sqlite3.connect(str(triggered))
-    db.execute("CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)")
-    db.execute("CREATE TRIGGER t BEFORE INSERT ON state BEGIN SELECT RAISE(ABORT, 'no'); END")
-    db.commit()
-    db.close()
+    table = "CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)"
+    odd = sqlite_file(tmp_path / "odd.db", table, "INSERT INTO state VALUES ('format', '2')")
+    viewed = sqlite_file(tmp_path / "viewed.db", "CREATE VIEW v AS SELECT 1")
+    triggered = sqlite_file(
+        tmp_path / "triggered.db", table,
+        "CREATE TRIGGER t BEFORE INSERT ON state BEGIN SELECT RAISE(ABORT, 'no'); END")
     before = {path: path.read_bytes() for path in (odd, viewed, triggered)}
     with pytest.raises(InvalidInputError, match="format: expected 1, got 2"):
         ElasticManager.open(str(odd), SimulatedProvider())
