@@ -333,6 +333,28 @@ def test_a_clock_giving_no_finite_number_is_refused_and_never_saved(tmp_path):
     assert manager.pending == ("b",)
 
 
+def test_a_node_revoked_while_created_counts_against_max_nodes_until_given_back():
+    # (it was dropped from the books at once; a poll that then failed let
+    # scale-up buy a second node under max_nodes=1 while the provider still
+    # held the first)
+    provider = SimulatedProvider(ready_after=5)
+    manager, _ = make(provider=provider, max_nodes=1, intervals={"add": 0, "delete": 0})
+    manager.submit([job("a")])
+    assert manager.manage_once().requested == ["vm-1"]
+    assert manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 300}]) == \
+        [{"node_id": "vm-1", "max_wait_time": 0}]
+    assert manager.creating == () and manager.deleting == ("vm-1",)
+    provider.fail_next("poll")
+    provider.fail_next("delete_nodes")
+    report = manager.manage_once()  # (the provider still holds vm-1: no room)
+    assert report.requested == [] and report.deleted == [] and len(report.errors) == 2
+    assert manager.deleting == ("vm-1",) and "vm-1" in provider.held
+    check_provider(manager, provider, 1)
+    report = manager.manage_once()  # (given back: room for a new one)
+    assert report.deleted == ["vm-1"] and report.requested == ["vm-2"]
+    check_provider(manager, provider, 1)
+
+
 def test_failed_creations_are_given_back_and_retried_never_above_max_nodes():
     provider = SimulatedProvider(fail=["vm-1", "vm-2", "vm-3", "vm-4"])
     manager, _ = make(provider=provider, max_nodes=2)

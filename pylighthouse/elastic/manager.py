@@ -429,9 +429,9 @@ class ElasticManager:
         what is still on it goes back to the front of the queue. Returns the
         list with ``max_wait_time`` set to 0 for each node that holds no
         workload now (the provider may take it), as new dicts; nodes the
-        manager does not hold count as empty. A node still being created is
-        forgotten (it never joins; if the provider reports it ready later,
-        it is given back like any node no record names).
+        manager does not hold count as empty. A node still being created
+        never joins: it is given back in the next cycle, and counts against
+        ``max_nodes`` until the provider no longer lists it.
 
         Raises:
             InvalidInputError, InvalidTypeError: a malformed entry (nothing
@@ -441,8 +441,12 @@ class ElasticManager:
         with self._change():
             for name, _, _ in entries:
                 if name in self._requested:
+                    # (given back in the next cycle, and counted against
+                    # max_nodes until then: the provider still holds it)
                     del self._requested[name]
                     self._retire(name)
+                    if name not in self._deleting:
+                        self._deleting.append(name)
             known = [(name, wait) for name, _, wait in entries if self._has(name)]
             for name, wait in known:
                 self._revocations[name] = wait
