@@ -134,10 +134,7 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Mappi
     if type(data) is not dict and not isinstance(data, MappingABC):
         raise InvalidTypeError(
             f"{where}: a {kind} must be a mapping, got {type(data).__name__}")
-    if where == kind:  # (a lone item, not one of a list: named by its name if it has one)
-        name = data.get("name", data.get("id"))
-        if isinstance(name, str) and name:
-            where = _label(kind, name)
+    where = _named(data, where, kind)
     check_fields(data, allowed, where, kind, also=("id",))
     if "id" not in data:
         if "name" not in data:
@@ -152,6 +149,16 @@ def _fields(data: Any, where: str, kind: str, allowed: Tuple[str, ...]) -> Mappi
             f"({shown(fields['name'])} != {shown(identifier)})")
     fields["name"] = identifier
     return fields
+
+
+def _named(data: Mapping[Any, Any], where: str, kind: str) -> str:
+    """``where``; for a lone item (``where`` is just ``kind``, not one of a
+    list), its kind and its name, if it has one."""
+    if where == kind:
+        name = data.get("name", data.get("id"))
+        if isinstance(name, str) and name:
+            return _label(kind, name)
+    return where
 
 
 _ALLOWED: Dict[Tuple[str, ...], FrozenSet[str]] = {}
@@ -243,10 +250,7 @@ class Node:
         ``"resources"`` means a node with no resources.
         """
         if isinstance(data, MappingABC) and "assigned_workloads" in data:
-            name = data.get("name", data.get("id"))
-            _no_workloads(data["assigned_workloads"],
-                          _label(where, name) if where == "node" and isinstance(name, str)
-                          and name else where)
+            _no_workloads(data["assigned_workloads"], _named(data, where, "node"))
             data = {key: value for key, value in data.items() if key != "assigned_workloads"}
         fields = _fields(data, where, "node", ("name", "resources"))
         return cls(fields["name"], fields.get("resources", {}))

@@ -610,6 +610,7 @@ def test_bad_submissions_raise_naming_the_item_and_queue_nothing():
     ([{"node_id": "vm-1", "value": 1.5}], r"nodelist\[0\]: node 'vm-1': value must be from 0"),
     ([{"node_id": "vm-1", "value": -1e-301}], r"value must be from 0 to 1, got -1e-301"),
     ([{"node_id": "vm-1", "value": float("inf")}], r"value must be from 0 to 1, got inf"),
+    ([{"node_id": "vm-1", "value": Decimal("NaN")}], r"value: NaN is not a quantity"),
     ([{"node_id": "vm-1", "value": "high"}], "value"),
     ([{"value": 0.5}], r"nodelist\[0\]: needs a node_id or client_id"),
     ([{"node_id": "vm-1"}], "missing field 'value'"),

@@ -502,18 +502,7 @@ class ElasticManager:
         for index, (name, item, _) in enumerate(entries):
             if "value" not in item:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: missing field 'value'")
-            given = item["value"]
-            number = isinstance(given, (int, float, Decimal, Fraction)) \
-                and not isinstance(given, bool)
-            if number and 0 < given < _TINY:
-                given = 0  # (nearer 0 than a quantity may be: see the docstring)
-            if not (number and (given < 0 or given > 1)):  # (else refused below, as such)
-                given = to_quantity(given, f"nodelist[{index}]: node {name!r}: value")
-            value = given
-            if not 0 <= value <= 1:
-                raise InvalidInputError(f"nodelist[{index}]: node {name!r}: value must be "
-                                        f"from 0 to 1, got {item['value']!r}")
-            values[name] = value
+            values[name] = _resource_value(item["value"], f"nodelist[{index}]: node {name!r}")
         with self._change():
             self._values.update(values)
             return {name: float(value) for name, value in self._values.items()}
@@ -835,12 +824,7 @@ class ElasticManager:
                 real number (no such time could be saved and resumed).
         """
         now = self._clock()
-        seconds = math.nan
-        if isinstance(now, (numbers.Real, Decimal)) and not isinstance(now, bool):
-            try:
-                seconds = float(now)
-            except (OverflowError, ValueError):
-                pass
+        seconds = seconds_of(now)
         if not math.isfinite(seconds):
             raise InvalidTypeError(f"clock: expected a finite number of seconds, "
                                    f"got {shown(now)}")
@@ -1007,7 +991,26 @@ def _check_provider(provider: Any) -> None:
 
 #: Resource values nearer 0 than this are kept as 0 (the smallest size a
 #: quantity may have, see :data:`~pylighthouse.quantities.MAX_EXPONENT`).
-_TINY = Decimal("1e-300")
+_TINY = Fraction(1, 10 ** 300)
+
+
+def _resource_value(given: Any, where: str) -> Decimal:
+    """A provider's value of a node, from 0 to 1, as a quantity: one of the
+    exact number types is compared exactly first, so that a value out of
+    range is refused as such however small or large, and one above 0 but
+    below :data:`_TINY` is kept as 0; the rest is read as any quantity."""
+    exact: Optional[Fraction] = None
+    if isinstance(given, (int, float, Decimal, Fraction)) and not isinstance(given, bool):
+        try:
+            exact = Fraction(given)
+        except (ValueError, OverflowError, ArithmeticError):  # (NaN, infinities)
+            pass
+    if exact is None or 0 <= exact <= 1:
+        value = to_quantity(0 if exact is not None and exact < _TINY else given,
+                            f"{where}: value")
+        if 0 <= value <= 1:
+            return value
+    raise InvalidInputError(f"{where}: value must be from 0 to 1, got {given!r}")
 
 
 def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, Any], Any]]:
