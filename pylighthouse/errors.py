@@ -81,6 +81,17 @@ def shown(value: object) -> str:
     return text
 
 
+def short_path(path: str) -> str:
+    """``path`` as a message shows it: whole when at most four times
+    :data:`SHOWN_LIMIT` characters long, else its first two limits' worth,
+    its length and its last limit's worth
+    (``x.a.a.a... (1803 characters) ....a.a.b``), so that a value nested
+    hundreds of levels deep still gives a short message. O(SHOWN_LIMIT)."""
+    if len(path) <= 4 * SHOWN_LIMIT:
+        return path
+    return f"{path[:2 * SHOWN_LIMIT]}... ({len(path)} characters) ...{path[-SHOWN_LIMIT:]}"
+
+
 #: A key written after a dot in a message's path (``nodes[0].resources.cpu``);
 #: any other is written in brackets, quoted as JSON quotes it.
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")

@@ -22,7 +22,8 @@ from .bestfit import BestFitDistributor
 from .collector import paused
 from .distributors import BinPackDistributor, Distributor, distributor_class
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     SHOWN_LIMIT, LighthouseException, json_path, quoted)
+                     SHOWN_LIMIT, LighthouseException, json_path, quoted,
+                     short_path)
 from .errors import shown as describe_number
 from .model import Node, Workload, _quick_workload, valid_unicode
 from .quantities import MAX_EXPONENT, RANGE, from_json_quantity
@@ -157,7 +158,8 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
             path, message = _first_flaw(parsed, "")
         except RecursionError:
             raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
-        raise InvalidInputError(f"{where}: invalid JSON: {path or 'the document'}: {message}")
+        raise InvalidInputError(
+            f"{where}: invalid JSON: {short_path(path) or 'the document'}: {message}")
     return parsed
 
 

@@ -331,6 +331,10 @@ def test_running_workloads_are_checked_against_their_node():
      "column 5016)"),
     ("[" * 200000, "invalid JSON: nested too deeply"),
     (b"\xff\xfe", "not UTF-8 text"),
+    # (a path hundreds of levels deep is cut in the middle: the message stays short)
+    pytest.param('{"nodes": [], "x": ' + '{"a": ' * 900 + '{"b": 1, "b": 1}' + "}" * 901,
+                 "invalid JSON: x" + ".a" * 59 + ".... (1803 characters) ..." + ".a" * 29
+                 + '.b: duplicate key "b" (each key may appear once)', id="deep-path"),
 ])
 def test_text_that_is_not_json_is_refused(text, message):
     with pytest.raises(InvalidInputError) as caught:
