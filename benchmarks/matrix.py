@@ -15,8 +15,10 @@ count (it still slows the caches; run on a quiet machine for wall time).
 A cell's sizes run one after the other (mix by mix, strategy by strategy),
 so that its growth compares runs of the same few minutes:
 
-* ``w/s``: workloads per second (median of ``--repeat`` runs; the JSON
-  rows keep every run's figure too, ``runs_per_s``, to show their spread);
+* ``w/s``: workloads per second (median of ``--repeat`` runs, and of at
+  least five at sizes of at most 20,000 workloads, see :func:`runs_for`;
+  the JSON rows keep every run's figure too, ``runs_per_s``, to show
+  their spread);
 * ``placed``: the share of workloads placed;
 * ``vs plain``: how much longer the mix takes than the same problem
   stripped of its features (``mixes.strip``), run alternately with it in
@@ -154,6 +156,23 @@ def probes(mix: str, distributor: lighthouse.Distributor, nodes: Sequence[Dict[s
     return kinds
 
 
+#: Sizes of at most this many workloads are run at least :data:`SHORT_RUNS`
+#: times (see :func:`runs_for`).
+SHORT = 20000
+SHORT_RUNS = 5
+
+
+def runs_for(size: str, repeat: int) -> int:
+    """How many runs a figure of ``size`` takes the median of: ``repeat``,
+    and at least :data:`SHORT_RUNS` for a size of at most :data:`SHORT`
+    workloads. Such a run lasts a fraction of a second, where a moment's
+    other work on the machine moves a single run's figure by a third, and
+    growth divides by it; the runs of the larger sizes last long enough to
+    even that out."""
+    workloads = int(size.lower().split("x")[1])
+    return max(repeat, SHORT_RUNS) if workloads <= SHORT else repeat
+
+
 def bench(mix: str, strategy: str, size: str, repeat: int) -> Dict[str, Any]:
     node_count, workload_count = (int(part) for part in size.lower().split("x"))
     problem = mixes.problem(mix, node_count, workload_count)
@@ -258,7 +277,7 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
             for at, size in enumerate(sizes):
                 if at and args.large_mixes and mix not in args.large_mixes:
                     continue
-                row = bench(mix, strategy, size, 1 if args.quick else args.repeat)
+                row = bench(mix, strategy, size, 1 if args.quick else runs_for(size, args.repeat))
                 rows.append(row)
                 print(table([row]).splitlines()[-1], flush=True)
                 rows.sort(key=lambda row: (sizes.index(row["size"]),

@@ -188,8 +188,9 @@ def test_the_matrix_mixes_are_seeded_and_have_their_features():
     assert all(any(kinds <= having for having in held) for kinds in asked)
 
 
-def test_a_tiny_matrix_run_reports_every_figure(capsys):
+def test_a_tiny_matrix_run_reports_every_figure(capsys, monkeypatch):
     import matrix
+    monkeypatch.setattr(matrix, "SHORT_RUNS", 1)  # (one run a figure: quick)
     rows = matrix.main(["--sizes", "30x200", "40x300", "--mixes", "all", "groups4000",
                         "--strategies", "RoundRobin", "BinPack"])
     assert len(rows) == 8
@@ -204,13 +205,25 @@ def test_a_tiny_matrix_run_reports_every_figure(capsys):
     assert "all RoundRobin: cost per workload 40x300 over 30x200" in out
 
 
-def test_the_matrix_keeps_every_run_of_a_figure(capsys):
+def test_the_matrix_keeps_every_run_of_a_figure(capsys, monkeypatch):
     import matrix
+    monkeypatch.setattr(matrix, "SHORT", 100)  # (30x200 counts as a long size here)
     (row,) = matrix.main(["--sizes", "30x200", "--mixes", "types", "--strategies",
                           "Prioritized", "--repeat", "3"])
     assert len(row["runs_per_s"]) == len(row["plain_runs_per_s"]) == 3
     assert row["per_s"] == pytest.approx(sorted(row["runs_per_s"])[1])
     assert row["plain_per_s"] == pytest.approx(sorted(row["plain_runs_per_s"])[1])
+
+
+def test_the_matrix_runs_short_sizes_five_times_at_least(capsys):
+    import matrix
+    (row,) = matrix.main(["--sizes", "30x200", "--mixes", "types", "--strategies",
+                          "Prioritized"])
+    assert len(row["runs_per_s"]) == len(row["plain_runs_per_s"]) == 5
+    assert row["per_s"] == pytest.approx(sorted(row["runs_per_s"])[2])
+    assert [matrix.runs_for(size, repeat) for size, repeat in (
+        ("1000x10000", 1), ("1000x20000", 7), ("2000x20001", 1), ("10000x100000", 3))] == [
+        5, 7, 1, 3]
 
 
 def test_a_tiny_small_calls_run_times_every_strategy_and_call_size(capsys):
@@ -224,8 +237,9 @@ def test_a_tiny_small_calls_run_times_every_strategy_and_call_size(capsys):
     assert "| BestFit |" in capsys.readouterr().out
 
 
-def test_the_matrix_runs_every_strategy_by_default(capsys):
+def test_the_matrix_runs_every_strategy_by_default(capsys, monkeypatch):
     import matrix
+    monkeypatch.setattr(matrix, "SHORT_RUNS", 1)  # (one run a figure: quick)
     rows = matrix.main(["--sizes", "30x200", "--mixes", "types"])
     assert [row["strategy"] for row in rows] == ["Prioritized", "RoundRobin", "BinPack",
                                                  "BestFit"]
@@ -284,6 +298,7 @@ def test_the_matrix_measures_fits_nowhere_against_successes_alone(capsys, monkey
     placed workloads alone (the run's average would count the cheap
     misses); on a run that placed everything, the run's own average."""
     import matrix
+    monkeypatch.setattr(matrix, "SHORT_RUNS", 1)  # (one run a figure, as counted here)
     timed = []
     real = matrix.run_once
 
@@ -311,6 +326,7 @@ def test_the_matrix_runs_each_cells_sizes_back_to_back(capsys, monkeypatch):
     """Growth compares a cell's sizes measured minutes apart at most; the
     rows still come out size by size."""
     import matrix
+    monkeypatch.setattr(matrix, "SHORT_RUNS", 1)  # (one run a figure, as counted here)
     calls = []
 
     def fake(mix, strategy, size, repeat):
