@@ -7,7 +7,8 @@ from .bestfit import BestFitDistributor
 from .distributors import (BinPackDistributor, Distributor, NodeState,
                            PrioritizedDistributor, RoundRobinDistributor)
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     LighthouseException, RemovedAPIError, UnknownNameError)
+                     LighthouseException, ReentrantCallError, RemovedAPIError,
+                     UnknownNameError)
 from .explain import Explanation
 from .fit import Reason, check_fit
 from .model import Node, Workload
@@ -22,6 +23,6 @@ __all__ = [
     "BinPackDistributor", "BestFitDistributor", "NodeState", "Explanation", "Reason", "check_fit",
     "plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
     "LighthouseException", "InvalidInputError", "InvalidTypeError",
-    "DuplicateNameError", "UnknownNameError", "RemovedAPIError",
+    "DuplicateNameError", "UnknownNameError", "ReentrantCallError", "RemovedAPIError",
     "__version__",
 ]

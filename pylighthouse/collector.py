@@ -18,7 +18,8 @@ later).
 The pause is per call and never outlives it: a call that finds the
 collector off (the caller turned it off, or another thread's call paused
 it) leaves it alone, and the call that turned it off turns it back on as it
-returns or raises. Cost: O(1), plus at the end that one collection of the
+returns or raises, even when interrupted during that last collection.
+Cost: O(1), plus at the end that one collection of the
 youngest objects (those the call made), which would have run anyway.
 """
 import gc
@@ -35,12 +36,16 @@ def paused() -> Iterator[None]:
     if not gc.isenabled():
         yield
         return
-    gc.disable()
     try:
+        gc.disable()
         yield
     finally:
-        _catch_up()
-        gc.enable()
+        # (turned on again even when the collection is interrupted: a
+        # KeyboardInterrupt may arrive during it)
+        try:
+            _catch_up()
+        finally:
+            gc.enable()
 
 
 def _catch_up() -> None:

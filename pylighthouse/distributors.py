@@ -16,14 +16,14 @@ from decimal import Decimal
 from itertools import compress, islice
 from operator import ge
 from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, KeysView,
-                    List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
-                    cast)
+                    List, Mapping, NoReturn, Optional, Sequence, Set, Tuple, Type, TypeVar,
+                    Union, cast)
 
 import attr
 
 from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
-                     UnknownNameError, json_path, shown)
+                     ReentrantCallError, UnknownNameError, json_path, shown)
 from .explain import Explanation, shape_of
 from .fit import CORDONED, MISSING, Reason, count_below, reason_of
 from .index import NodeIndex, NodeOrder, RubricOrder
@@ -279,19 +279,41 @@ _current, _use = decimal.getcontext, use_context
 
 
 def _reading(method: _Method) -> _Method:
-    """Run ``method`` under the distributor's lock, in the exact decimal context."""
+    """Run ``method`` under the distributor's lock, in the exact decimal
+    context; refused while a call that changes the distributor is under
+    way in this thread (see :func:`_refuse_reentry`)."""
     @functools.wraps(method)
     def locked(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
         with self._lock:
-            caller = _current()
-            if caller is EXACT:
-                return method(self, *args, **kwargs)
-            _use(EXACT)
+            if self._journal is not None:
+                _refuse_reentry(self, method.__name__, "changes")
+            self._reading += 1
             try:
-                return method(self, *args, **kwargs)
+                caller = _current()
+                if caller is EXACT:
+                    return method(self, *args, **kwargs)
+                _use(EXACT)
+                try:
+                    return method(self, *args, **kwargs)
+                finally:
+                    _use(caller)
             finally:
-                _use(caller)
+                self._reading -= 1
     return cast(_Method, locked)
+
+
+def _refuse_reentry(distributor: "Distributor", name: str, doing: str) -> NoReturn:
+    """Raise :class:`ReentrantCallError` for a call of ``name`` made while
+    another call of the same thread ``doing`` (reads or changes) the
+    distributor. Other threads wait for the lock instead, so a call met
+    here came from inside that call: from code of the caller's that it ran
+    (a ``__hash__`` or ``__eq__`` of a name given as a subclass of
+    :class:`str`, say). Its state is half changed, or half read, at that
+    moment."""
+    raise ReentrantCallError(
+        f"{name}: called from inside another call that {doing} the same distributor "
+        f"(from the caller's own code that call runs, such as a name's __hash__); "
+        f"a distributor takes one call at a time")
 
 
 def _changing(method: _Method) -> _Method:
@@ -299,27 +321,34 @@ def _changing(method: _Method) -> _Method:
 
     Whatever is raised inside (bad input found late, an internal error, a
     KeyboardInterrupt), the distributor is put back exactly as it was, then
-    the exception goes on. A call made from inside another one belongs to
-    the outer call's undo.
+    the exception goes on. The call's garbage is collected once its work
+    is done and kept (see :mod:`.collector`): a KeyboardInterrupt arriving
+    then, like one arriving as the call returns, finds the work done. A
+    call made from inside another one (by the caller's code that it runs)
+    is refused, see :func:`_refuse_reentry`.
     """
     @functools.wraps(method)
     def guarded(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
         with self._lock:
-            if self._journal is not None:
-                return method(self, *args, **kwargs)
+            if self._journal is not None or self._reading:
+                _refuse_reentry(self, method.__name__,
+                                "changes" if self._journal is not None else "reads")
             caller = _current()
             try:
                 _use(EXACT)
-                # (inside: the caller's context comes back even when making
-                # the journal fails, as a KeyboardInterrupt may make it)
-                journal = self._journal = _Journal(self)
-                try:
-                    with paused():
+                with paused():
+                    # (inside: the caller's context comes back even when
+                    # making the journal fails, as a KeyboardInterrupt may
+                    # make it)
+                    journal = self._journal = _Journal(self)
+                    try:
                         return method(self, *args, **kwargs)
-                except BaseException:
-                    self._journal = None
-                    self._roll_back(journal)
-                    raise
+                    except BaseException:
+                        self._journal = None
+                        self._roll_back(journal)
+                        raise
+                    finally:
+                        self._journal = None
             finally:
                 self._journal = None
                 _use(caller)
@@ -417,6 +446,7 @@ class Distributor:
                 "RoundRobinDistributor, BinPackDistributor or BestFitDistributor")
         self._lock = threading.RLock()
         self._journal: Optional[_Journal] = None
+        self._reading = 0  # (reading calls under way in the thread holding the lock)
         self._slots: Dict[str, _Slot] = {}
         self._where: Dict[str, _Slot] = {}
         self._group_nodes: Dict[str, Counter[str]] = {}
@@ -1304,11 +1334,15 @@ class RoundRobinDistributor(Distributor):
     @_reading
     def cursor(self) -> int:
         """The position in the node order where the next search starts."""
+        return self._start()
+
+    def _start(self) -> int:
+        # (:attr:`cursor`, as a call reads it from inside)
         return self._cursor % len(self._slots) if self._slots else 0
 
     def _order(self) -> Sequence[_Slot]:
         slots = list(self._slots.values())
-        start = self.cursor
+        start = self._start()
         return slots[start:] + slots[:start]
 
     def _placed(self, slot: _Slot) -> None:
@@ -1318,9 +1352,6 @@ class RoundRobinDistributor(Distributor):
     def _leaving(self, slot: _Slot) -> None:
         if self._rank(slot) < self._cursor:
             self._cursor -= 1
-
-    def _start(self) -> int:
-        return self.cursor
 
     def _settings(self) -> Dict[str, Any]:
         return {"cursor": self._cursor}

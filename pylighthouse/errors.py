@@ -41,6 +41,13 @@ class UnknownNameError(LighthouseException, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class ReentrantCallError(LighthouseException, RuntimeError):
+    """A distributor was called from inside one of its own calls, by code
+    of the caller's that the call ran (a ``__hash__`` of a name given as a
+    subclass of :class:`str`, say). The inner call is refused; the outer
+    one then fails too and leaves the distributor as it was."""
+
+
 class RemovedAPIError(LighthouseException, AttributeError):
     """A name that 0.2.0 offered and this version does not; the message says
     what to write instead. It is an :class:`AttributeError` too, so that

@@ -243,3 +243,32 @@ def test_a_collector_without_generation_counts_is_left_to_its_own_rule(collector
     assert inside == [False] and gc.isenabled()
     assert distributor.attempt_assign_loads(
         [{"name": "w", "requirements": {"cpu": 1}}]) == {"w": "n0"}
+
+
+@pytest.mark.parametrize("strategy", ["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+def test_an_interrupt_during_the_last_collection_turns_the_collector_back_on(
+        collector_on, monkeypatch, strategy):
+    # (a KeyboardInterrupt can land while the call collects its garbage: the
+    # collector stayed off for good, and the work, done by then, was undone
+    # with the released workloads put back at the end of the placements)
+    import pylighthouse.collector as collector
+    distributor = new_distributor(strategy, nodes(2), {"cpu": 1, "mem": 1})
+    distributor.attempt_assign_loads([{"name": name, "requirements": {"cpu": 1}}
+                                      for name in "abcd"])
+    twin = lighthouse.Distributor.from_dict(distributor.to_dict())
+    twin.release_loads(["a", "b"])
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(collector, "_catch_up", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        distributor.release_loads(["a", "b"])
+    assert gc.isenabled()
+    # (the work was done: it stays, whole, as if the interrupt came on return)
+    assert list(distributor.assignments) == ["c", "d"]
+    assert distributor.to_dict() == twin.to_dict()
+    with pytest.raises(KeyboardInterrupt):
+        with paused():
+            pass
+    assert gc.isenabled()

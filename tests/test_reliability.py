@@ -405,3 +405,81 @@ def test_a_rubric_scores_plain_numbers_and_refuses_what_is_not():
     giving.attempt_assign_loads([{"name": "g", "requirements": {"cpu": -1e300, "mem": 0.5}}])
     assert giving.rubric.score(giving.node_state("n").remaining) == \
         Decimal(f"{2 * 10 ** 300}.5")
+
+
+class CallingBack(str):
+    """A resource name whose ``__hash__`` runs ``then`` (the caller's code
+    that a call runs, calling the same distributor) after ``after`` hashes."""
+
+    after = None
+    then = None
+
+    def __hash__(self):
+        if CallingBack.after is not None:
+            CallingBack.after -= 1
+            if CallingBack.after == 0:
+                CallingBack.then()
+        return str.__hash__(self)
+
+    def __eq__(self, other):
+        return str.__eq__(self, other)
+
+
+@pytest.mark.parametrize("strategy", strategy_names())
+@pytest.mark.parametrize("inner", ["release", "to_dict", "explain"])
+def test_a_call_from_inside_a_change_is_refused_and_changes_nothing(strategy, inner):
+    # (the nested release gave back resources the outer call's undo then
+    # lost: 3 cpu gone for good; a nested read failed with a bare KeyError)
+    from pylighthouse import ReentrantCallError
+    distributor = build(strategy, [{"name": "n", "resources": {"cpu": 8}},
+                                   {"name": "m", "resources": {"cpu": 8}}])
+    distributor.attempt_assign_loads([{"name": "a", "requirements": {CallingBack("cpu"): 2}},
+                                      {"name": "b", "requirements": {"cpu": 3}}])
+    before = distributor.to_dict()
+    calls = {"release": lambda: distributor.release_loads(["b"]),
+             "to_dict": distributor.to_dict,
+             "explain": lambda: distributor.explain({"name": "x", "requirements": {"cpu": 1}})}
+    CallingBack.then = calls[inner]
+    refused = 0
+    try:
+        # (the inner call made at each hash of the name in turn, until the
+        # release hashes it fewer times than that)
+        for after in range(1, 1000):
+            CallingBack.after = after
+            try:
+                distributor.release_loads(["a"])
+            except ReentrantCallError as error:
+                assert "called from inside another call that changes" in str(error)
+                assert distributor.to_dict() == before
+                refused += 1
+            else:
+                assert CallingBack.after > 0  # (it was never made)
+                break
+    finally:
+        CallingBack.after = CallingBack.then = None
+    assert refused > 0
+    assert distributor.to_dict() != before  # (the last, undisturbed, release went through)
+    assert distributor.node_state("n").remaining["cpu"] + \
+        distributor.node_state("m").remaining["cpu"] == 13
+
+
+def test_a_change_from_inside_a_read_is_refused_and_reads_may_nest():
+    from pylighthouse import ReentrantCallError
+    distributor = PrioritizedDistributor.from_list([{"name": "n", "resources": {"cpu": 8}}])
+    distributor.attempt_assign_loads([{"name": "a", "requirements": {CallingBack("cpu"): 2}}])
+    before = distributor.to_dict()
+    other = PrioritizedDistributor.from_list([{"name": "o", "resources": {"cpu": 1}}])
+    seen = []
+    try:
+        CallingBack.then = lambda: seen.append((distributor.assignments, other.attempt_assign_loads(
+            [{"name": "x", "requirements": {"cpu": 1}}])))
+        CallingBack.after = 1
+        assert distributor.to_dict() == before
+        assert seen == [({"a": "n"}, {"x": "o"})]  # (a read, and another distributor: fine)
+        CallingBack.then = lambda: distributor.release_loads(["a"])
+        CallingBack.after = 1
+        with pytest.raises(ReentrantCallError, match="another call that reads"):
+            distributor.to_dict()
+    finally:
+        CallingBack.after = CallingBack.then = None
+    assert distributor.to_dict() == before
