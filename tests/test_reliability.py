@@ -431,10 +431,13 @@ def test_a_call_from_inside_a_change_is_refused_and_changes_nothing(strategy, in
     # (the nested release gave back resources the outer call's undo then
     # lost: 3 cpu gone for good; a nested read failed with a bare KeyError)
     from pylighthouse import ReentrantCallError
-    distributor = build(strategy, [{"name": "n", "resources": {"cpu": 8}},
-                                   {"name": "m", "resources": {"cpu": 8}}])
-    distributor.attempt_assign_loads([{"name": "a", "requirements": {CallingBack("cpu"): 2}},
-                                      {"name": "b", "requirements": {"cpu": 3}}])
+    # (a name of its own: requirement maps equal to one read before are
+    # shared, and would come with that one's plain keys)
+    distributor = build(strategy, [{"name": "n", "resources": {"cpu": 8, "calls-back": 1}},
+                                   {"name": "m", "resources": {"cpu": 8, "calls-back": 1}}])
+    distributor.attempt_assign_loads([
+        {"name": "a", "requirements": {"cpu": 2, CallingBack("calls-back"): 1}},
+        {"name": "b", "requirements": {"cpu": 3}}])
     before = distributor.to_dict()
     calls = {"release": lambda: distributor.release_loads(["b"]),
              "to_dict": distributor.to_dict,
@@ -465,8 +468,9 @@ def test_a_call_from_inside_a_change_is_refused_and_changes_nothing(strategy, in
 
 def test_a_change_from_inside_a_read_is_refused_and_reads_may_nest():
     from pylighthouse import ReentrantCallError
-    distributor = PrioritizedDistributor.from_list([{"name": "n", "resources": {"cpu": 8}}])
-    distributor.attempt_assign_loads([{"name": "a", "requirements": {CallingBack("cpu"): 2}}])
+    distributor = PrioritizedDistributor.from_list([{"name": "n", "resources": {
+        "cpu": 8, CallingBack("calls-back-too"): 1}}])
+    distributor.attempt_assign_loads([{"name": "a", "requirements": {"cpu": 2}}])
     before = distributor.to_dict()
     other = PrioritizedDistributor.from_list([{"name": "o", "resources": {"cpu": 1}}])
     seen = []
