@@ -108,6 +108,16 @@ def share_ranks(loads: Sequence[Workload], scale: Mapping[str, Fraction]) -> Lis
     return [rank[share] for share in shares]
 
 
+def _having(keys: List[str], wanted: Set[str], resources: Mapping[str, Any]) -> List[str]:
+    """The names of ``keys`` (``wanted`` is the same as a set) that
+    ``resources`` has, read from the shorter of the two: a call may ask for
+    thousands of names (each node's own tag) of nodes having a few each.
+    O(min(len(keys), len(resources)))."""
+    if len(keys) <= len(resources):
+        return [key for key in keys if key in resources]
+    return [key for key in resources if key in wanted]
+
+
 def _nearest(part: Fraction) -> float:
     """The float nearest ``part`` (an infinity beyond the floats' range)."""
     try:
@@ -686,14 +696,16 @@ class BestFitDistributor(Distributor):
         it. ``before``: the remaining quantities before the call of the
         nodes it changed so far (open, and holding workloads now). Read from
         the sums kept as nodes change, corrected for those nodes.
-        Cost: O((C + 1) x R) for C nodes in ``before``."""
+        Cost: O((C + 1) x R) for C nodes in ``before``, R the fewer of the
+        resources asked and a node's own."""
         keys = list(keys)
+        wanted = set(keys)
         self._catch_up_room()
         room = (self._open_room if placed is None else self._held_room).part(keys)
         for name, was in before.items():
             slot = self._slots[name]
             now = slot.remaining
-            mine = [key for key in keys if key in now]
+            mine = _having(keys, wanted, now)
             room.add({key: now[key] for key in mine if now[key] > ZERO}, -1)
             if placed is None or len(slot.workloads) > placed[name]:
                 room.add({key: was[key] for key in mine if was[key] > ZERO}, 1)
@@ -704,18 +716,21 @@ class BestFitDistributor(Distributor):
         """Per resource of ``keys``, each open node that has it with what it
         had left of it before the call (``before``: the remaining quantities
         before the call of the nodes it changed so far), where that was
-        above zero. Cost: O(N x R), nothing without ``keys``."""
+        above zero. Cost: O(N x R), R the fewer of ``keys`` and a node's own
+        resources (a call asking for thousands of hostname tags reads each
+        node's few), nothing without ``keys``."""
         keys = list(keys)
         rooms: Dict[str, List[Tuple[_Slot, Decimal]]] = {key: [] for key in keys}
         if not keys:
             return rooms
+        wanted = set(keys)
         for slot in self._slots.values():
             if slot.cordoned:
                 continue
             remaining = before.get(slot.name, slot.remaining)
-            for key in keys:
-                here = remaining.get(key)
-                if here is not None and here > ZERO:
+            for key in _having(keys, wanted, remaining):
+                here = remaining[key]
+                if here > ZERO:
                     rooms[key].append((slot, here))
         return rooms
 
