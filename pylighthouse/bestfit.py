@@ -108,6 +108,12 @@ def share_ranks(loads: Sequence[Workload], scale: Mapping[str, Fraction]) -> Lis
     return [rank[share] for share in shares]
 
 
+#: Up to this many resources, :meth:`BestFitDistributor._rooms_before` looks
+#: each up at every node; more, and it reads each node's own instead where
+#: they are fewer (see :func:`_having`).
+FEW_KEYS = 8
+
+
 def _having(keys: List[str], wanted: Set[str], resources: Mapping[str, Any]) -> List[str]:
     """The names of ``keys`` (``wanted`` is the same as a set) that
     ``resources`` has, read from the shorter of the two: a call may ask for
@@ -333,6 +339,11 @@ class BestFitDistributor(Distributor):
         # last scored, and the place of each resource among them.
         self._shares: Dict[str, Tuple[Dict[str, int], List[Decimal]]] = {}
         self._scale: Optional[Dict[str, Fraction]] = None
+        # (per resource, the largest capacity of any node, unlimited and
+        # negative ones too, and how many nodes have it: kept with the scale
+        # as nodes join and leave, see :meth:`_joined`)
+        self._largest: Dict[str, Decimal] = {}
+        self._at_largest: Counter[str] = Counter()
         # The room above zero of the open nodes, and of those of them
         # holding workloads, summed: the bounds of a call read these sums
         # instead of every node (see :meth:`_room_sums`). The sums catch up
@@ -458,9 +469,7 @@ class BestFitDistributor(Distributor):
         (larger share, larger rank). Cost: O(W x R + F log F) for F flavours."""
         scale = self._scale
         if scale is None:
-            scale = self._scale = {key: Fraction(capacity) for key, capacity in
-                                   largest_capacities(slot.node.resources
-                                                      for slot in self._slots.values()).items()}
+            scale = self._measure()
         # Workloads come in a few flavours: each is measured once, and the
         # sort compares small integers (the rank of a share), not fractions.
         flavours: Dict[Tuple[Tuple[str, Decimal], ...], int] = {}
@@ -723,15 +732,23 @@ class BestFitDistributor(Distributor):
         rooms: Dict[str, List[Tuple[_Slot, Decimal]]] = {key: [] for key in keys}
         if not keys:
             return rooms
-        wanted = set(keys)
+        if len(keys) > FEW_KEYS:
+            wanted = set(keys)
+            for slot in self._slots.values():
+                if not slot.cordoned:
+                    remaining = before.get(slot.name, slot.remaining)
+                    for key in _having(keys, wanted, remaining):
+                        here = remaining[key]
+                        if here > ZERO:
+                            rooms[key].append((slot, here))
+            return rooms
         for slot in self._slots.values():
-            if slot.cordoned:
-                continue
-            remaining = before.get(slot.name, slot.remaining)
-            for key in _having(keys, wanted, remaining):
-                here = remaining[key]
-                if here > ZERO:
-                    rooms[key].append((slot, here))
+            if not slot.cordoned:
+                remaining = before.get(slot.name, slot.remaining)
+                for key in keys:
+                    found = remaining.get(key)
+                    if found is not None and found > ZERO:
+                        rooms[key].append((slot, found))
         return rooms
 
     def _copy_without(self, loads: List[Workload]) -> "BestFitDistributor":
@@ -811,11 +828,50 @@ class BestFitDistributor(Distributor):
             self._index = self._indexed_again()
             self._index.keep_columns_of(index)
 
+    def _measure(self) -> Dict[str, Fraction]:
+        """The scale of dominant shares (:func:`largest_capacities`), made
+        from every node and kept as nodes join and leave. O(N x R)."""
+        largest: Dict[str, Decimal] = {}
+        for slot in self._slots.values():
+            for key, capacity in slot.node.resources.items():
+                largest[key] = max(largest.get(key, capacity), capacity)
+        self._largest = largest
+        self._at_largest = Counter(key for slot in self._slots.values()
+                                   for key, capacity in slot.node.resources.items()
+                                   if capacity == largest[key])
+        self._scale = {key: Fraction(capacity) for key, capacity in largest.items()
+                       if ZERO < capacity < INFINITY}
+        return self._scale
+
     def _joined(self, slot: _Slot) -> None:
-        self._scale = None
+        # (the scale follows, O(R): nodes often join one at a time)
+        scale = self._scale
+        if scale is None:
+            return
+        largest, at = self._largest, self._at_largest
+        for key, capacity in slot.node.resources.items():
+            was = largest.get(key)
+            if was is None or capacity > was:
+                largest[key] = capacity
+                at[key] = 1
+                if ZERO < capacity < INFINITY:
+                    scale[key] = Fraction(capacity)
+                else:
+                    scale.pop(key, None)
+            elif capacity == was:
+                at[key] += 1
 
     def _leaving(self, slot: _Slot) -> None:
-        self._scale = None
+        # (the scale stays unless the node had the largest capacity of some
+        # resource alone: then it is made again when next needed)
+        if self._scale is not None:
+            largest, at = self._largest, self._at_largest
+            for key, capacity in slot.node.resources.items():
+                if capacity == largest[key]:
+                    at[key] -= 1
+                    if not at[key]:
+                        self._scale = None
+                        break
         self._counted.pop(slot.name, None)
         self._shares.pop(slot.name, None)
         self._sequence_numbers.pop(slot.name, None)

@@ -385,7 +385,10 @@ class _Journal:
                                 dict(slot.groups), slot.cordoned)
 
     def leaving(self, table: Dict[str, _Slot], fresh: Dict[str, None]) -> Dict[str, _Slot]:
-        """A copy of ``table`` without the entries that arrived during this call."""
+        """A copy of ``table`` without the entries that arrived during this
+        call. O(len(table)), in C when none arrived (mostly)."""
+        if not fresh:
+            return dict(table)
         return {name: slot for name, slot in table.items() if name not in fresh}
 
 
@@ -643,7 +646,8 @@ class Distributor:
             InvalidTypeError: ``name`` is not a string (nor a :class:`Node`).
             UnknownNameError: no node has that name.
 
-        Cost: that of placing the node's workloads.
+        Cost: that of placing the node's workloads, plus a copy of the
+        placement table kept to undo the call should it fail (O(W) in C).
         """
         slot = self._slot(name, "drain")
         self._cordon(slot, True)
@@ -668,7 +672,10 @@ class Distributor:
             DuplicateNameError: a name is given twice.
 
         Cost: O(R log N) per node removed and per workload released, plus
-        placing the displaced workloads.
+        placing the displaced workloads, plus a copy of the node table and
+        of the placement table, kept to undo the call should it fail (O(N +
+        W) in C, about 0.1 ms per 10,000 entries: removing nodes one call
+        at a time costs that each time).
         """
         leaving = self._accept_node_names(names)
         displaced = []

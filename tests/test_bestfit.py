@@ -10,6 +10,7 @@ import json
 import os
 import random
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from unittest import mock
 
@@ -518,6 +519,34 @@ def test_lifecycle_sequences_match_the_twin(nodes, rubric, steps):
         assert ours == theirs, operation
         assert_same_state(distributor, twin)
         assert_room_sums(distributor)
+
+
+CAPACITIES = st.sampled_from([Decimal("-inf"), Decimal(-2), Decimal(0), Decimal(1), Decimal(2),
+                               Decimal("2.5"), Decimal(8), Decimal("inf")])
+
+
+@CHECKED
+@given(joins=st.lists(st.dictionaries(st.sampled_from(["cpu", "mem", "gpu"]), CAPACITIES,
+                                      max_size=3), min_size=1, max_size=12),
+       leaves=st.lists(st.integers(0, 11), max_size=12))
+def test_the_scale_kept_as_nodes_join_and_leave_is_the_scale_made_afresh(joins, leaves):
+    # (kept as nodes join and leave, not made again from every node at each
+    # change: removing nodes one call at a time read every node each time)
+    distributor = BestFitDistributor.from_list([])
+    distributor._ranks([])
+    names = []
+    kept = 0  # (changes after which the scale was kept, not made again)
+    for at, resources in enumerate(joins):
+        distributor.add_nodes([{"name": f"n{at}", "resources": resources}])
+        names.append(f"n{at}")
+        if leaves and leaves[0] % len(names) == at % len(names) and len(names) > 1:
+            distributor.remove_nodes([names.pop(leaves.pop(0) % len(names))])
+        kept += distributor._scale is not None
+        distributor._ranks([])
+        fresh = bestfit.largest_capacities([slot.node.resources
+                                            for slot in distributor._slots.values()])
+        assert distributor._scale == {key: Fraction(value) for key, value in fresh.items()}
+    assert kept
 
 
 @CHECKED
