@@ -199,8 +199,11 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     Cost: every trial copies the distributor and places the pending
     workloads, O(P + W x N x R) for P placed workloads, W pending, N nodes
     and R resources. With one template the trials run from the lower bound
-    up to the first count that places everything (usually one to three
-    trials); with several, one trial per node added by the candidate plans
+    up to the first count that places everything: one trial per count (a
+    few where the work comes in a few sizes; dozens where many workloads of
+    their own sizes leave the bound loose), or, for Prioritized with no
+    aversion group pending, two trials whatever the count; with several,
+    one trial per node added by the candidate plans
     and per node the trimming pass tries to drop or cheapen. Prioritized and
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
@@ -377,19 +380,67 @@ class _Search:
         # only change which workload waits are not worth buying)
         return min([(), *candidates], key=self.rank)
 
-    def count_up(self, index: int, ceiling: int) -> Mix:
+    def count_up(self, index: int, ceiling: int, leap: bool = True) -> Mix:
         """Nodes of one template only: the fewest that place everything.
 
         Counts below the lower bound cannot work, so the first count that
         places everything, searching up from the bound, is the smallest.
+        Where nodes are tried in join order and no pending workload has an
+        aversion group, the count is found from two trials instead of one
+        per count (see :meth:`leap`; ``leap=False`` tries every count, as
+        the other strategies do).
         """
+        start = min(max(self.bound([index]), 1), ceiling)
+        if leap and start < ceiling and self.snapshot.get("strategy") == "Prioritized" \
+                and not any(load.aversion_groups for load in self.loads):
+            found = self.leap(index, start, ceiling)
+            if found is not None:
+                return found
         tried = []
-        for count in range(min(max(self.bound([index]), 1), ceiling), ceiling + 1):
+        for count in range(start, ceiling + 1):
             mix = (index,) * count
             if not self.missing(mix):
                 return mix
             tried.append(mix)
         return min(tried, key=self.rank)
+
+    def leap(self, index: int, start: int, ceiling: int) -> Optional[Mix]:
+        """:meth:`count_up` for Prioritized with no aversion group pending:
+        the mix the count from ``start`` up to ``ceiling`` would choose,
+        found from the trial of ``start`` nodes, one placement of what it
+        leaves waiting, and one trial to check (``None`` if the check
+        fails: the caller then counts up).
+
+        Prioritized takes the first node in join order where a workload
+        fits, and new nodes join last. With more new nodes than ``start``,
+        every workload that found a node in the trial of ``start`` finds
+        the same node (the nodes before it are in the same state when it
+        comes, and it fits there first), and the others meet those nodes
+        as they were when they found none there: they go, in their order,
+        to the first of the nodes past ``start`` where they fit, as they
+        would on a cluster of those nodes alone. So placing them once on
+        ``ceiling - start`` fresh nodes of the template tells, for every
+        count, what waits: the count choosing the last node that a
+        hostable workload went to is the first that leaves the fewest
+        waiting. (An aversion group breaks this: a workload that found
+        only nodes hosting its group would take a new node instead.)
+        O(P + W x N x R) for each of the two trials.
+        """
+        mix = (index,) * start
+        if not self.missing(mix):
+            return mix
+        _, result = self.run(mix)
+        left = [load for load in self.loads if result[load.name] is None]
+        names = [node.name for node in self.nodes((index,) * ceiling)][start:]
+        shape = self.templates[index].shape.resources
+        beyond = PrioritizedDistributor([Node(name, shape) for name in names])
+        placed = beyond.attempt_assign_loads(left)
+        at = {name: number for number, name in enumerate(names, 1)}
+        hosts = [placed[load.name] for load in left if load.name not in self.homeless]
+        used = max((at[node] for node in hosts if node is not None), default=0)
+        mix = (index,) * (start + used)
+        waiting = hosts.count(None)
+        return mix if self.missing(mix) == waiting else None
 
     def grow(self, ceiling: int, pick: Any) -> Mix:
         """Add one node at a time, of the template ``pick`` chooses, placing

@@ -522,7 +522,7 @@ def test_lifecycle_sequences_match_the_twin(nodes, rubric, steps):
 
 
 CAPACITIES = st.sampled_from([Decimal("-inf"), Decimal(-2), Decimal(0), Decimal(1), Decimal(2),
-                               Decimal("2.5"), Decimal(8), Decimal("inf")])
+                              Decimal("2.5"), Decimal(8), Decimal("inf")])
 
 
 @CHECKED

@@ -325,6 +325,73 @@ def test_applying_a_scale_up_plan_gives_exactly_its_assignments(
         assert plan.unplaceable == {}
 
 
+@st.composite
+def ungrouped(draw, prefix, max_size):
+    """Pending workload dicts of no aversion group, some needing a gpu (no
+    template has one), some a tag only existing nodes bear, some giving
+    memory back (asking less than zero), some immune to it."""
+    specs = draw(loads(prefix, max_size, homeless=True, tags=True))
+    for spec in specs:
+        spec["aversion_groups"] = []
+        if draw(st.integers(0, 6)) == 0:
+            spec["requirements"]["mem"] = -draw(st.sampled_from([0.5, 1, 3]))
+        if draw(st.integers(0, 6)) == 0:
+            spec["immunities"] = ["mem"]
+    return specs
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters(tags=True), ungrouped("pending", 24), TEMPLATES, st.data())
+def test_counting_up_by_leaps_chooses_what_counting_each_count_does(
+        distributor, pending, templates, data):
+    # (Prioritized with no aversion group pending: the count is found from
+    # two trials, not one per count; the same count every time, at every
+    # cap; with another strategy both try every count)
+    loads = [Workload.from_dict(spec) for spec in pending]
+    shapes = planning.accept_templates(templates)
+    search = planning._Search(distributor, loads, shapes)
+    leaps = []
+    real = planning._Search.leap
+
+    def leap(self, *args):
+        found = real(self, *args)
+        leaps.append(found is not None)
+        return found
+
+    for ceiling in sorted({1, 2, len(loads), data.draw(st.integers(1, max(1, len(loads))))}):
+        with mock.patch.object(planning._Search, "leap", leap):
+            quick = search.count_up(0, ceiling)
+        assert quick == search.count_up(0, ceiling, leap=False)
+    if distributor.to_dict()["strategy"] != "Prioritized":
+        assert not leaps
+    assert all(leaps)  # (the check never failed: the reasoning holds)
+
+
+def test_one_template_plans_place_a_long_queue_in_two_trials_with_prioritized():
+    distributor = PrioritizedDistributor([Node(f"n{i}", {"cpu": 16, "mem": 64})
+                                          for i in range(5)])
+    # (work of 5 to 7 cpu: two to a node, where the bound counts 16 cpu a
+    # node, so the count found is far past the bound)
+    pending = [Workload(f"w{i}", {"cpu": 5 + i % 3, "mem": 1 + (i * 5) % 11})
+               for i in range(300)]
+    template = {"name": "t", "resources": {"cpu": 16, "mem": 64}}
+    runs = []
+    real = planning._Search.run
+
+    def run(self, mix):
+        runs.append(len(mix))
+        return real(self, mix)
+
+    with mock.patch.object(planning._Search, "run", run):
+        plan = plan_scale_up(distributor, pending, template)
+    # (per order: no new node, the bound, the count found; the count
+    # found is several past the bound)
+    assert len(set(runs)) <= 5 and max(runs) > min(count for count in runs if count) + 10
+    assert len(plan.new_nodes) == max(runs)
+    with mock.patch.object(planning._Search, "leap", lambda *args: None):
+        assert plan_scale_up(distributor, pending, template) == plan
+
+
 @settings(max_examples=200, deadline=None)
 @given(clusters(), loads("pending", 8, homeless=True), TEMPLATES, st.none() | st.integers(0, 3))
 def test_choosing_the_order_never_makes_a_plan_worse(distributor, pending, templates, cap):
