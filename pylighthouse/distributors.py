@@ -7,8 +7,10 @@ explain, snapshot). The strategies only decide the order in which nodes are
 tried and the order in which one call's workloads are placed; whether a
 workload fits is always decided by :func:`pylighthouse.fit.check_fit`.
 """
+import collections.abc
 import decimal
 import functools
+import gc
 import operator
 import threading
 from collections import Counter, deque
@@ -21,7 +23,7 @@ from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, K
 
 import attr
 
-from .collector import paused
+from .collector import paused, resume
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      ReentrantCallError, UnknownNameError, json_path, shown)
 from .explain import Explanation, shape_of
@@ -281,25 +283,40 @@ _current, _use = decimal.getcontext, use_context
 def _reading(method: _Method) -> _Method:
     """Run ``method`` under the distributor's lock, in the exact decimal
     context; refused while a call that changes the distributor is under
-    way in this thread (see :func:`_refuse_reentry`)."""
+    way in this thread (see :func:`_refuse_reentry`). The garbage
+    collector is paused while it reads, as :mod:`.collector` pauses it for
+    a change, so that a finalizer of the caller's (a ``__del__`` releasing
+    workloads, say) runs once the read is over rather than in the middle
+    of it, where it would be refused."""
     @functools.wraps(method)
     def locked(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             if self._journal is not None:
                 _refuse_reentry(self, method.__name__, "changes")
-            self._reading += 1
+            collecting = gc.isenabled()
             try:
-                caller = _current()
-                if caller is EXACT:
-                    return method(self, *args, **kwargs)
-                _use(EXACT)
+                if collecting:
+                    gc.disable()
+                self._reading += 1
                 try:
-                    return method(self, *args, **kwargs)
+                    caller = _current()
+                    if caller is EXACT:
+                        return method(self, *args, **kwargs)
+                    _use(EXACT)
+                    try:
+                        return method(self, *args, **kwargs)
+                    finally:
+                        _use(caller)
                 finally:
-                    _use(caller)
+                    self._reading -= 1
             finally:
-                self._reading -= 1
+                if collecting:
+                    resume()
     return cast(_Method, locked)
+
+
+#: What an argument read before a changing call starts is (a generator, say).
+_ITERATOR = collections.abc.Iterator
 
 
 def _refuse_reentry(distributor: "Distributor", name: str, doing: str) -> NoReturn:
@@ -333,6 +350,17 @@ def _changing(method: _Method) -> _Method:
             if self._journal is not None or self._reading:
                 _refuse_reentry(self, method.__name__,
                                 "changes" if self._journal is not None else "reads")
+            # (arguments given as iterators, such as generator expressions,
+            # are read now, before anything changes: they may read the
+            # distributor, as they always could)
+            for arg in args:
+                if isinstance(arg, _ITERATOR):
+                    args = tuple(list(arg) if isinstance(arg, _ITERATOR) else arg
+                                 for arg in args)
+                    break
+            if kwargs:
+                kwargs = {key: list(arg) if isinstance(arg, _ITERATOR) else arg
+                          for key, arg in kwargs.items()}
             caller = _current()
             try:
                 _use(EXACT)

@@ -487,3 +487,34 @@ def test_a_change_from_inside_a_read_is_refused_and_reads_may_nest():
     finally:
         CallingBack.after = CallingBack.then = None
     assert distributor.to_dict() == before
+
+
+@pytest.mark.parametrize("strategy", strategy_names())
+def test_arguments_given_as_generators_may_read_the_distributor(strategy):
+    # (they are read before the call changes anything, as they always were;
+    # the re-entry guard first refused them)
+    distributor = build(strategy, [{"name": "a", "resources": {"cpu": 8}},
+                                   {"name": "b", "resources": {"cpu": 8}}])
+    distributor.attempt_assign_loads([{"name": name, "requirements": {"cpu": 1}}
+                                      for name in ("w1", "w2")])
+    where = distributor.assignments
+    assert distributor.release_loads(
+        name for name in ["w1", "gone"] if name in distributor.assignments) == {
+        "w1": where["w1"]}
+    assert list(distributor.attempt_assign_loads(
+        {"name": name, "requirements": {"cpu": 1}} for name in ["x1", "w2", "w1"]
+        if name not in distributor.assignments)) == ["x1", "w1"]
+    busy = set(distributor.assignments.values())
+    assert distributor.remove_nodes(
+        name for name in ["a", "b"] if name not in distributor.assignments.values()) == {}
+    assert {node.name for node in distributor.nodes} == busy
+    distributor.record_running("a", (
+        {"name": f"r{len(distributor.assignments)}", "requirements": {"cpu": 1}}
+        for _ in range(1)))
+    assert sorted(distributor.assignments) == ["r3", "w1", "w2", "x1"]
+    # (and one that changes it as it is read: that change is a call of its
+    # own, made before)
+    where = distributor.assignments
+    assert distributor.release_loads(name for name in [
+        distributor.release_loads(["x1"]) and "w1"]) == {"w1": where["w1"]}
+    assert sorted(distributor.assignments) == ["r3", "w2"]
