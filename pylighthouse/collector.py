@@ -26,7 +26,7 @@ import gc
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["paused", "resume"]
+__all__ = ["paused"]
 
 
 @contextmanager
@@ -46,16 +46,6 @@ def paused() -> Iterator[None]:
             _catch_up()
         finally:
             gc.enable()
-
-
-def resume() -> None:
-    """End a pause begun with ``gc.disable()`` by the caller (a call too
-    small for :func:`paused`'s context manager): the collection that is
-    due, then the collector on again, even when that is interrupted."""
-    try:
-        _catch_up()
-    finally:
-        gc.enable()
 
 
 def _catch_up() -> None:

@@ -10,7 +10,6 @@ workload fits is always decided by :func:`pylighthouse.fit.check_fit`.
 import collections.abc
 import decimal
 import functools
-import gc
 import operator
 import threading
 from collections import Counter, deque
@@ -23,7 +22,7 @@ from typing import (Any, Callable, ClassVar, Deque, Dict, FrozenSet, Iterable, K
 
 import attr
 
-from .collector import paused, resume
+from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      ReentrantCallError, UnknownNameError, json_path, shown)
 from .explain import Explanation, shape_of
@@ -283,35 +282,26 @@ _current, _use = decimal.getcontext, use_context
 def _reading(method: _Method) -> _Method:
     """Run ``method`` under the distributor's lock, in the exact decimal
     context; refused while a call that changes the distributor is under
-    way in this thread (see :func:`_refuse_reentry`). The garbage
-    collector is paused while it reads, as :mod:`.collector` pauses it for
-    a change, so that a finalizer of the caller's (a ``__del__`` releasing
-    workloads, say) runs once the read is over rather than in the middle
-    of it, where it would be refused."""
+    way in this thread (see :func:`_refuse_reentry`)."""
     @functools.wraps(method)
     def locked(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             if self._journal is not None:
                 _refuse_reentry(self, method.__name__, "changes")
-            collecting = gc.isenabled()
+            self._reading += 1
             try:
-                if collecting:
-                    gc.disable()
-                self._reading += 1
+                caller = _current()
+                if caller is EXACT:
+                    return method(self, *args, **kwargs)
                 try:
-                    caller = _current()
-                    if caller is EXACT:
-                        return method(self, *args, **kwargs)
+                    # (inside: the caller's context comes back even when
+                    # a KeyboardInterrupt lands as it is switched)
                     _use(EXACT)
-                    try:
-                        return method(self, *args, **kwargs)
-                    finally:
-                        _use(caller)
+                    return method(self, *args, **kwargs)
                 finally:
-                    self._reading -= 1
+                    _use(caller)
             finally:
-                if collecting:
-                    resume()
+                self._reading -= 1
     return cast(_Method, locked)
 
 
@@ -1338,8 +1328,9 @@ class Distributor:
             wanted.append(name)
         return wanted
 
-    @_reading
     def __repr__(self) -> str:
+        # (not guarded: a debugger or a log line may show a distributor from
+        # inside one of its calls; two lengths read at once need no lock)
         return (f"<{type(self).__name__}: {len(self._slots)} nodes, "
                 f"{len(self._where)} workloads placed>")
 

@@ -265,9 +265,6 @@ def test_an_interrupt_during_the_last_collection_turns_the_collector_back_on(
     with pytest.raises(KeyboardInterrupt):
         distributor.release_loads(["a", "b"])
     assert gc.isenabled()
-    with pytest.raises(KeyboardInterrupt):  # (and at the end of a read)
-        distributor.to_dict()
-    assert gc.isenabled()
     monkeypatch.undo()
     # (the work was done: it stays, whole, as if the interrupt came on return)
     assert list(distributor.assignments) == ["c", "d"]
@@ -277,40 +274,3 @@ def test_an_interrupt_during_the_last_collection_turns_the_collector_back_on(
         with paused():
             pass
     assert gc.isenabled()
-
-
-@cpython_collector
-def test_a_finalizer_collected_during_a_read_may_change_the_distributor(collector_on):
-    # (reads pause the collector too, so that a caller's finalizer runs once
-    # the read is over: in the middle of it, it was refused, and Python
-    # drops what a finalizer raises, so the release was lost)
-    distributor = lighthouse.PrioritizedDistributor([
-        {"name": f"n{i}", "resources": {"cpu": 4}} for i in range(200)])
-    distributor.attempt_assign_loads([{"name": f"w{i}", "requirements": {"cpu": 1}}
-                                      for i in range(200)])
-    inside = []
-
-    class Handle:
-        def __init__(self, name):
-            self.name, self.me = name, self  # (a cycle: freed by a collection)
-
-        def __del__(self):
-            frame = sys._getframe()
-            while frame and frame.f_code.co_name != "utilization":
-                frame = frame.f_back
-            inside.append(frame is not None)
-            distributor.release_loads([self.name])
-
-    threshold = gc.get_threshold()
-    try:
-        for number in range(40):  # (collections due at every point of the read in turn)
-            gc.collect()
-            Handle(f"w{number}")
-            gc.set_threshold(1 + number * 7)
-            distributor.utilization()
-            gc.set_threshold(*threshold)
-    finally:
-        gc.set_threshold(*threshold)
-    gc.collect()
-    assert len(inside) == 40 and not any(inside)
-    assert set(distributor.assignments).isdisjoint(f"w{number}" for number in range(40))

@@ -439,10 +439,11 @@ def test_a_call_from_inside_a_change_is_refused_and_changes_nothing(strategy, in
         {"name": "a", "requirements": {"cpu": 2, CallingBack("calls-back"): 1}},
         {"name": "b", "requirements": {"cpu": 3}}])
     before = distributor.to_dict()
+    shown = []
     calls = {"release": lambda: distributor.release_loads(["b"]),
              "to_dict": distributor.to_dict,
              "explain": lambda: distributor.explain({"name": "x", "requirements": {"cpu": 1}})}
-    CallingBack.then = calls[inner]
+    CallingBack.then = lambda: (shown.append(repr(distributor)), calls[inner]())
     refused = 0
     try:
         # (the inner call made at each hash of the name in turn, until the
@@ -461,6 +462,7 @@ def test_a_call_from_inside_a_change_is_refused_and_changes_nothing(strategy, in
     finally:
         CallingBack.after = CallingBack.then = None
     assert refused > 0
+    assert shown and all(text.startswith("<") for text in shown)  # (a repr is no call)
     assert distributor.to_dict() != before  # (the last, undisturbed, release went through)
     assert distributor.node_state("n").remaining["cpu"] + \
         distributor.node_state("m").remaining["cpu"] == 13
