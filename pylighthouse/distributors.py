@@ -305,8 +305,18 @@ def _reading(method: _Method) -> _Method:
     return cast(_Method, locked)
 
 
-#: What an argument read before a changing call starts is (a generator, say).
-_ITERATOR = collections.abc.Iterator
+def _lazy(argument: Any) -> bool:
+    """Whether a changing call reads ``argument`` into a list before it
+    starts: an iterable that is not a list, tuple, string or mapping (a
+    generator, or an object whose ``__iter__`` reads the distributor)."""
+    return type(argument) not in _PLAIN and isinstance(argument, collections.abc.Iterable) \
+        and not isinstance(argument, _WHOLE)
+
+
+#: Arguments taken as they are (the common ones, by type: no lookup).
+_PLAIN = frozenset([list, tuple, str, dict, bool, int, type(None)])
+#: Iterables that are not a sequence of items to read first.
+_WHOLE = (str, bytes, bytearray, collections.abc.Mapping)
 
 
 def _refuse_reentry(distributor: "Distributor", name: str, doing: str) -> NoReturn:
@@ -344,13 +354,11 @@ def _changing(method: _Method) -> _Method:
             # are read now, before anything changes: they may read the
             # distributor, as they always could)
             for arg in args:
-                if isinstance(arg, _ITERATOR):
-                    args = tuple(list(arg) if isinstance(arg, _ITERATOR) else arg
-                                 for arg in args)
+                if _lazy(arg):
+                    args = tuple(list(arg) if _lazy(arg) else arg for arg in args)
                     break
             if kwargs:
-                kwargs = {key: list(arg) if isinstance(arg, _ITERATOR) else arg
-                          for key, arg in kwargs.items()}
+                kwargs = {key: list(arg) if _lazy(arg) else arg for key, arg in kwargs.items()}
             caller = _current()
             try:
                 _use(EXACT)

@@ -514,6 +514,14 @@ def test_arguments_given_as_generators_may_read_the_distributor(strategy):
         {"name": f"r{len(distributor.assignments)}", "requirements": {"cpu": 1}}
         for _ in range(1)))
     assert sorted(distributor.assignments) == ["r3", "w1", "w2", "x1"]
+    # (an object whose ``__iter__`` reads it, too)
+    class Finished:
+        def __iter__(self):
+            return iter([name for name in ["w2"] if name in distributor.assignments])
+
+    where = distributor.assignments
+    assert distributor.release_loads(Finished()) == {"w2": where["w2"]}
+    distributor.attempt_assign_loads([{"name": "w2", "requirements": {"cpu": 1}}])
     # (and one that changes it as it is read: that change is a call of its
     # own, made before)
     where = distributor.assignments
