@@ -515,6 +515,7 @@ def test_arguments_given_as_generators_may_read_the_distributor(strategy):
         for _ in range(1)))
     assert sorted(distributor.assignments) == ["r3", "w1", "w2", "x1"]
     # (an object whose ``__iter__`` reads it, too)
+
     class Finished:
         def __iter__(self):
             return iter([name for name in ["w2"] if name in distributor.assignments])
