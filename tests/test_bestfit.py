@@ -521,6 +521,37 @@ def test_lifecycle_sequences_match_the_twin(nodes, rubric, steps):
         assert_room_sums(distributor)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_calls_asking_for_many_names_few_nodes_have_match_the_twin(seed):
+    # (more names than FEW_KEYS short in one call, each on a node or two:
+    # the bounds read each node's own names, not every name at every node)
+    rng = random.Random(seed)
+    nodes = [{"name": f"n{i}",
+              "resources": {"cpu": rng.choice([8, 16]), f"tag{i % 15}": 4, f"host{i}": 0}}
+             for i in range(40)]
+    distributor, twin = build(nodes, None)
+    asked = []
+    real = BestFitDistributor._rooms_before
+
+    def rooms_before(self, keys, before):
+        keys = list(keys)
+        asked.append(len(keys))
+        return real(self, keys, before)
+
+    for call in range(3):
+        batch = []
+        for number in range(rng.randrange(30, 50)):
+            spec = {"name": f"w{call}-{number}", "requirements": {"cpu": rng.choice([1, 2, 3])}}
+            if rng.random() < 0.9:
+                spec["requirements"][f"tag{rng.randrange(15)}"] = 1
+            batch.append(spec)
+        with mock.patch.object(BestFitDistributor, "_rooms_before", rooms_before):
+            assert distributor.attempt_assign_loads(batch) == twin.assign(batch)
+        assert_same_state(distributor, twin)
+        assert_room_sums(distributor)
+    assert max(asked) > bestfit.FEW_KEYS
+
+
 CAPACITIES = st.sampled_from([Decimal("-inf"), Decimal(-2), Decimal(0), Decimal(1), Decimal(2),
                               Decimal("2.5"), Decimal(8), Decimal("inf")])
 
