@@ -60,12 +60,18 @@ def largest_capacities(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str,
     keeping only the resources where that is positive and finite: the scale
     a dominant share is measured against. Cost: O(total number of resources).
     """
+    return {key: capacity for key, capacity in _largest(capacities).items()
+            if ZERO < capacity < INFINITY}
+
+
+def _largest(capacities: Iterable[Mapping[str, Decimal]]) -> Dict[str, Decimal]:
+    """Per resource, the largest of ``capacities``, whatever it is (unlimited,
+    zero or below). O(total number of resources)."""
     largest: Dict[str, Decimal] = {}
     for resources in capacities:
         for key, capacity in resources.items():
             largest[key] = max(largest.get(key, capacity), capacity)
-    return {key: capacity for key, capacity in largest.items()
-            if ZERO < capacity < INFINITY}
+    return largest
 
 
 def dominant_share(workload: Workload, scale: Mapping[str, Fraction]) -> Fraction:
@@ -732,20 +738,12 @@ class BestFitDistributor(Distributor):
         rooms: Dict[str, List[Tuple[_Slot, Decimal]]] = {key: [] for key in keys}
         if not keys:
             return rooms
-        if len(keys) > FEW_KEYS:
-            wanted = set(keys)
-            for slot in self._slots.values():
-                if not slot.cordoned:
-                    remaining = before.get(slot.name, slot.remaining)
-                    for key in _having(keys, wanted, remaining):
-                        here = remaining[key]
-                        if here > ZERO:
-                            rooms[key].append((slot, here))
-            return rooms
+        # (more names than a few: each node's own read where they are fewer)
+        wanted = set(keys) if len(keys) > FEW_KEYS else None
         for slot in self._slots.values():
             if not slot.cordoned:
                 remaining = before.get(slot.name, slot.remaining)
-                for key in keys:
+                for key in keys if wanted is None else _having(keys, wanted, remaining):
                     found = remaining.get(key)
                     if found is not None and found > ZERO:
                         rooms[key].append((slot, found))
@@ -831,11 +829,7 @@ class BestFitDistributor(Distributor):
     def _measure(self) -> Dict[str, Fraction]:
         """The scale of dominant shares (:func:`largest_capacities`), made
         from every node and kept as nodes join and leave. O(N x R)."""
-        largest: Dict[str, Decimal] = {}
-        for slot in self._slots.values():
-            for key, capacity in slot.node.resources.items():
-                largest[key] = max(largest.get(key, capacity), capacity)
-        self._largest = largest
+        largest = self._largest = _largest(slot.node.resources for slot in self._slots.values())
         self._at_largest = Counter(key for slot in self._slots.values()
                                    for key, capacity in slot.node.resources.items()
                                    if capacity == largest[key])

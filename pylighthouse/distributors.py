@@ -287,7 +287,7 @@ def _reading(method: _Method) -> _Method:
     def locked(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             if self._journal is not None:
-                _refuse_reentry(self, method.__name__, "changes")
+                _refuse_reentry(method.__name__, "changes")
             self._reading += 1
             try:
                 caller = _current()
@@ -319,7 +319,7 @@ _PLAIN = frozenset([list, tuple, str, dict, bool, int, type(None)])
 _WHOLE = (str, bytes, bytearray, collections.abc.Mapping)
 
 
-def _refuse_reentry(distributor: "Distributor", name: str, doing: str) -> NoReturn:
+def _refuse_reentry(name: str, doing: str) -> NoReturn:
     """Raise :class:`ReentrantCallError` for a call of ``name`` made while
     another call of the same thread ``doing`` (reads or changes) the
     distributor. Other threads wait for the lock instead, so a call met
@@ -348,7 +348,7 @@ def _changing(method: _Method) -> _Method:
     def guarded(self: "Distributor", *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             if self._journal is not None or self._reading:
-                _refuse_reentry(self, method.__name__,
+                _refuse_reentry(method.__name__,
                                 "changes" if self._journal is not None else "reads")
             # (arguments given as iterators, such as generator expressions,
             # are read now, before anything changes: they may read the

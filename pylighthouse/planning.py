@@ -431,11 +431,9 @@ class _Search:
             return mix
         _, result = self.run(mix)
         left = [load for load in self.loads if result[load.name] is None]
-        names = [node.name for node in self.nodes((index,) * ceiling)][start:]
-        shape = self.templates[index].shape.resources
-        beyond = PrioritizedDistributor([Node(name, shape) for name in names])
-        placed = beyond.attempt_assign_loads(left)
-        at = {name: number for number, name in enumerate(names, 1)}
+        fresh = self.nodes((index,) * ceiling)[start:]
+        placed = PrioritizedDistributor(fresh).attempt_assign_loads(left)
+        at = {node.name: number for number, node in enumerate(fresh, 1)}
         hosts = [placed[load.name] for load in left if load.name not in self.homeless]
         used = max((at[node] for node in hosts if node is not None), default=0)
         mix = (index,) * (start + used)
