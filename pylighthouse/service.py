@@ -264,8 +264,7 @@ def _assign(body: bytes, limits: Limits) -> bytes:
         rubric = data.get("rubric") if isinstance(data, dict) else None
         if isinstance(rubric, dict) and len(rubric) > limits.max_rubric:
             raise _Answer(413, f"rubric: {counted(len(rubric), 'entry', 'entries')}; "
-                               f"the limit is "
-                               f"{limits.max_rubric}")
+                               f"the limit is {limits.max_rubric} (max_rubric)")
         problem = load_problem(data, parsed=True)
     except LighthouseException as error:
         raise _Answer(400, str(error)) from None
@@ -274,12 +273,12 @@ def _assign(body: bytes, limits: Limits) -> bytes:
         raise _Answer(413, f"{counted(len(problem.nodes), 'node')} x "
                            f"{counted(len(problem.workloads), 'workload')} is "
                            f"{counted(work, 'unit')} of work; the limit is "
-                           f"{limits.max_work} (split the problem)")
+                           f"{limits.max_work} (max_work; split the problem)")
     answer = _encode(solve(problem).to_dict())
     if len(answer) > limits.max_response_bytes:
         raise _Answer(413, f"the answer is {len(answer)} bytes; the limit is "
-                           f"{limits.max_response_bytes} (ask for all-or-nothing, "
-                           f"or split the problem)")
+                           f"{limits.max_response_bytes} (max_response_bytes; ask for "
+                           f"all-or-nothing, or split the problem)")
     return answer
 
 
@@ -301,7 +300,7 @@ def _body(environ: Dict[str, Any], limit: int) -> bytes:
             raise _Answer(411, "a Content-Length header is required")
         body = _read(stream, limit + 1)
         if len(body) > limit:
-            raise _Answer(413, f"the body is over {limit} bytes")
+            raise _Answer(413, f"the body is over {limit} bytes (max_body_bytes)")
         return body
     if not _DIGITS.match(declared):
         raise _Answer(400, f"Content-Length: not a byte count (ASCII digits only): "
@@ -309,10 +308,11 @@ def _body(environ: Dict[str, Any], limit: int) -> bytes:
     digits = declared.lstrip("0") or "0"
     if len(digits) > _LONGEST:
         raise _Answer(413, f"the body is a {len(digits)}-digit number of bytes; the limit "
-                           f"is {limit}")
+                           f"is {limit} (max_body_bytes)")
     length = int(digits)
     if length > limit:
-        raise _Answer(413, f"the body is {length} bytes; the limit is {limit}")
+        raise _Answer(413, f"the body is {length} bytes; the limit is {limit} "
+                           f"(max_body_bytes)")
     body = _read(stream, length)
     if len(body) < length:
         raise _Answer(400, f"the body ended after {len(body)} of the {length} bytes "
@@ -652,10 +652,11 @@ def _json_refusals(httpd: Any, limit: int) -> None:
             length = getattr(self.request, "content_length", 0) or 0
             if error.code == 413:
                 cap = self.channel.server.adj.max_request_body_size
-                message = (f"the body is {length} bytes; the limit is {limit}"
+                message = (f"the body is {length} bytes; the limit is {limit} "
+                           f"(max_body_bytes)"
                            if length > limit else
                            f"the chunked body came to over {cap - 1} bytes with its framing; "
-                           f"the limit is {limit} bytes of body")
+                           f"the limit is {limit} bytes of body (max_body_bytes)")
             else:
                 message = f"{error.reason}: {error.body}"
             body = _encode({"error": message})

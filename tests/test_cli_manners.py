@@ -324,7 +324,7 @@ def test_serve_runs_on_the_server_asked_for(server):
         with pytest.raises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(request, timeout=10)
         assert caught.value.code == 413
-        assert "the limit is 4" in json.loads(caught.value.read())["error"]
+        assert "the limit is 4 (max_work;" in json.loads(caught.value.read())["error"]
     finally:
         stop(process)
 
@@ -337,7 +337,8 @@ def test_serve_answers_requests_the_server_refuses_itself_in_json(server):
         post = b"POST /assign-workloads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
         status, headers, body = exchange(port, post + b"Content-Length: 2000000\r\n\r\n{")
         assert (status, headers["content-type"]) == (413, "application/json")
-        assert json.loads(body) == {"error": "the body is 2000000 bytes; the limit is 1000"}
+        assert json.loads(body) == {"error": "the body is 2000000 bytes; the limit is 1000 "
+                                    "(max_body_bytes)"}
         status, headers, body = exchange(port, post + b"Content-Length: abc\r\n\r\n{")
         assert (status, headers["content-type"]) == (400, "application/json")
         assert "Content-Length" in json.loads(body)["error"]
@@ -374,7 +375,8 @@ def test_a_body_at_the_limit_is_read_and_one_byte_more_refused(server):
         assert status == 200 and json.loads(body)["successful"]
         status, _, body = exchange(port, post + b"Content-Length: 201\r\n\r\n" + padded(201))
         assert (status, json.loads(body)) == (413, {"error": "the body is 201 bytes; "
-                                                             "the limit is 200"})
+                                                             "the limit is 200 "
+                                                             "(max_body_bytes)"})
         if server == "waitress":  # (wsgiref reads no chunked body: see test_http_servers)
             coding = b"Transfer-Encoding: chunked\r\n\r\n"
             for size, pieces in ((200, 1), (199, 1), (150, 10), (200, 50)):
@@ -382,12 +384,14 @@ def test_a_body_at_the_limit_is_read_and_one_byte_more_refused(server):
                 assert status == 200 and json.loads(body)["successful"], (size, pieces, body)
             status, _, body = exchange(port, post + coding + chunked(padded(201), 3))
             assert (status, json.loads(body)) == (413, {"error": "the body is 201 bytes; "
-                                                                 "the limit is 200"})
+                                                                 "the limit is 200 "
+                                                                 "(max_body_bytes)"})
             # (a chunk whose framing outweighs the room left for it: 64 KiB)
             framed = b"c8;note=" + b"x" * 70000 + b"\r\n" + padded(200) + b"\r\n0\r\n\r\n"
             status, _, body = exchange(port, post + coding + framed)
             assert status == 413
             assert json.loads(body)["error"].startswith("the chunked body came to over ")
+            assert json.loads(body)["error"].endswith("bytes of body (max_body_bytes)")
 
 
 def test_waitress_drops_a_stalled_body_after_its_timeout_not_its_sweep():
@@ -422,7 +426,8 @@ def test_serve_takes_its_limits_from_the_environment_unless_given():
                 with pytest.raises(urllib.error.HTTPError) as caught:
                     urllib.request.urlopen(request, timeout=10)
                 assert caught.value.code == 413
-                assert f"the limit is {limit}" in json.loads(caught.value.read())["error"]
+                assert f"the limit is {limit} (max_work;" in \
+                    json.loads(caught.value.read())["error"]
         finally:
             stop(process)
 

@@ -189,6 +189,7 @@ def test_a_content_length_of_many_digits_is_over_the_limit(port):
     assert answer[0] == 413
     assert json.loads(answer[2])["error"].startswith(
         "the body is a 23-digit number of bytes; the limit is ")
+    assert json.loads(answer[2])["error"].endswith(" (max_body_bytes)")
 
 
 def test_differing_duplicate_content_lengths_are_refused(port):
@@ -247,7 +248,7 @@ def test_work_over_the_limit_gets_413(port):
     body = big(21, 20)
     error = error_of(exchange(port, post(body, length(body))), 413)
     assert error == "21 nodes x 20 workloads is 420 units of work; the limit is 400 " \
-                    "(split the problem)"
+                    "(max_work; split the problem)"
     body = big(20, 20)
     assert exchange(port, post(body, length(body)))[0] == 200
 
@@ -256,13 +257,13 @@ def test_a_rubric_over_the_limit_gets_413(port):
     rubric = {f"unused-{i}": 1 for i in range(51)}
     body = big(2, 2, strategy="BinPack", rubric=rubric)
     assert error_of(exchange(port, post(body, length(body))), 413) == \
-        "rubric: 51 entries; the limit is 50"
+        "rubric: 51 entries; the limit is 50 (max_rubric)"
 
 
 def test_an_answer_over_the_limit_gets_413(port):
     body = big(1, 300, partial=True)  # 299 reasons: well over 4096 bytes
     error = error_of(exchange(port, post(body, length(body))), 413)
-    assert error.startswith("the answer is ") and "the limit is 4096" in error
+    assert error.startswith("the answer is ") and "the limit is 4096 (max_response_bytes;" in error
 
 
 def test_duplicate_keys_and_lone_surrogates_get_400_with_the_path(port):

@@ -324,7 +324,8 @@ def test_413_reads_nothing_of_the_body():
     app = make_app(max_body_bytes=10)
     status, _, answer, read = call(app, "POST", "/assign-workloads", b"x" * 11)
     assert (status, read) == (413, 0)
-    assert answer == {"error": "the body is 11 bytes; the limit is 10"}
+    assert answer == {"error": "the body is 11 bytes; the limit is 10 "
+                               "(max_body_bytes)"}
 
 
 def test_limits_messages_count_in_words_a_person_would_write():
@@ -333,10 +334,10 @@ def test_limits_messages_count_in_words_a_person_would_write():
            "workloads": [{"name": "w", "requirements": {"cpu": 1}}]}
     status, _, answer, _ = call(app, "POST", "/assign-workloads", json.dumps(one).encode())
     assert (status, answer["error"]) == (
-        413, "1 node x 1 workload is 1 unit of work; the limit is 0 (split the problem)")
+        413, "1 node x 1 workload is 1 unit of work; the limit is 0 (max_work; split the problem)")
     rubric = dict(one, strategy="BinPack", rubric={"cpu": 1})
     status, _, answer, _ = call(app, "POST", "/assign-workloads", json.dumps(rubric).encode())
-    assert (status, answer["error"]) == (413, "rubric: 1 entry; the limit is 0")
+    assert (status, answer["error"]) == (413, "rubric: 1 entry; the limit is 0 (max_rubric)")
 
 
 def test_the_body_is_read_no_further_than_content_length():
@@ -353,7 +354,7 @@ def test_a_content_length_of_many_digits_is_a_size_not_a_mistake():
                                    CONTENT_LENGTH="9" * 5000)
     assert (status, read) == (413, 0)
     assert answer == {"error": "the body is a 5000-digit number of bytes; the limit is "
-                               "1048576"}
+                               "1048576 (max_body_bytes)"}
     status, _, _, read = call(make_app(), "POST", "/assign-workloads", body,
                               CONTENT_LENGTH="0" * 50 + str(len(body)))
     assert (status, read) == (200, len(body))
