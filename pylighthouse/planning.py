@@ -20,7 +20,7 @@ from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import (InvalidInputError, InvalidTypeError, LighthouseException, counted,
                      shown)
-from .fit import reason_of
+from .fit import check_fit, reason_of
 from .model import Node, Workload, _build_all, _quick_workload, check_fields, check_name
 from .quantities import ZERO, exactly, made_quantity, to_number, to_quantity
 
@@ -183,7 +183,11 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
 
     A workload that no template could host even when empty does not cause
     any node to be added: it is listed in ``unplaceable`` with the fit
-    rule's reason for every template. ``max_new_nodes`` caps the number of
+    rule's reason for every template. The exception: one that an open node
+    had room for before the plan, and that waits because other pending work
+    took that room, gets nodes added for that work when they draw it away
+    (then it is placed), and is listed with the planned cluster's
+    explanation too when they do not. ``max_new_nodes`` caps the number of
     new nodes; when the plan uses all it allows, the other workloads left
     waiting (not given every template's reason) are listed in
     ``unplaceable`` with ``max_new_nodes=<cap> reached;`` before the
@@ -204,7 +208,10 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     their own sizes leave the bound loose), or, for Prioritized with no
     aversion group pending, two trials whatever the count; with several,
     one trial per node added by the candidate plans
-    and per node the trimming pass tries to drop or cheapen. Prioritized and
+    and per node the trimming pass tries to drop or cheapen. Where a
+    workload no template hosts waits though an open node had room for it,
+    one more trial per template, or, where new nodes place more, one per
+    node tried for the work on that node. Prioritized and
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
     """
@@ -226,9 +233,15 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     for load in search.loads:
         if result[load.name] is not None:
             continue
+        capped = limit is not None and len(mix) == limit
         if load.name in search.homeless:
-            unplaceable[load.name] = search.homeless[load.name]
-        elif limit is not None and len(mix) == limit:
+            reason = search.homeless[load.name]
+            if load.name in search.stuck:  # (an open node had room for it: see unstick)
+                reason = f"{reason}; {final.explain(load)}"
+                if capped:
+                    reason = f"max_new_nodes={limit} reached; {reason}"
+            unplaceable[load.name] = reason
+        elif capped:
             unplaceable[load.name] = f"max_new_nodes={limit} reached; {final.explain(load)}"
         else:
             unplaceable[load.name] = str(final.explain(load))
@@ -289,7 +302,8 @@ class _Search:
         self.loads = loads
         self.templates = templates
         self.taken = {node.name for node in distributor.nodes}
-        self.free = _free_room(distributor.node_states())
+        states = distributor.node_states()
+        self.free = _free_room(states)
         self._trials: Dict[Mix, Tuple[Distributor, Dict[str, Optional[str]]]] = {}
         # (per mix: the hostable workloads it leaves waiting, and all of them)
         self._missing: Dict[Mix, Tuple[int, int]] = {}
@@ -299,6 +313,15 @@ class _Search:
                          if not any(self.hosts(index, load)
                                     for index in range(len(templates)))}
         self.waiting = [load for load in self.waiting if load.name not in self.homeless]
+        # (of those, the ones an open node could take with the room it has
+        # now: they wait because other pending work took that room first,
+        # which new nodes may draw away; see :meth:`unstick`)
+        self.open = [state for state in states if not state.cordoned]
+        rooms = ((load.name, [state.name for state in self.open
+                              if check_fit(state.remaining, load) is None])
+                 for load in loads if load.name in self.homeless)
+        # (per such workload, the open nodes that had room for it)
+        self.stuck: Dict[str, List[str]] = {name: where for name, where in rooms if where}
 
     # ------------------------------------------------------------ trials
 
@@ -362,7 +385,7 @@ class _Search:
 
     def best(self, limit: Optional[int]) -> Mix:
         """The best mix found within ``limit`` new nodes."""
-        if not self.waiting or limit == 0:
+        if limit == 0 or not (self.waiting or self.stuck):
             return ()
         # One new node per hostable pending workload is enough in practice.
         # Not one per waiting workload: new nodes can draw workloads away
@@ -370,15 +393,57 @@ class _Search:
         # need more new nodes than workloads that waited without them.
         hostable = len(self.loads) - len(self.homeless)
         ceiling = hostable if limit is None else min(limit, hostable)
-        candidates = [self.count_up(index, ceiling) for index in range(len(self.templates))
-                      if all(self.hosts(index, load) for load in self.waiting)]
-        if len(self.templates) > 1:
-            candidates.append(self.grow(ceiling, self.most_taken))
-            candidates.append(self.grow(ceiling, self.first_host))
-            candidates = [self.trim(min(candidates, key=self.rank))]
+        candidates: List[Mix] = []
+        if self.waiting:
+            candidates = [self.count_up(index, ceiling) for index in range(len(self.templates))
+                          if all(self.hosts(index, load) for load in self.waiting)]
+            if len(self.templates) > 1:
+                candidates.append(self.grow(ceiling, self.most_taken))
+                candidates.append(self.grow(ceiling, self.first_host))
+                candidates = [self.trim(min(candidates, key=self.rank))]
         # (no new node at all, when none leaves fewer waiting: nodes that
         # only change which workload waits are not worth buying)
-        return min([(), *candidates], key=self.rank)
+        return self.unstick(min([(), *candidates], key=self.rank), ceiling)
+
+    def unstick(self, mix: Mix, ceiling: int) -> Mix:
+        """``mix``, or more nodes if they place workloads that no template
+        could host and that wait in the trial of ``mix`` though an open node
+        had room for them as the plan began (``stuck``): other pending work
+        took that room, and new nodes may draw it away.
+
+        The pending workloads placed in that trial on the nodes where a
+        stuck one would fit (its *displacers*) are counted per template that
+        can host them, D. Adding D nodes of the template gives each of them
+        a node of its own: if that places no more workloads than ``mix``,
+        no count of the template is taken to (one trial); else the counts
+        from one up are tried to the first that leaves as few waiting as D
+        does. The best by (every workload waiting, nodes, cost) is kept,
+        ``mix`` on a tie; within ``ceiling`` nodes in all. O(D) trials per
+        template at most, one where new nodes do not help.
+        """
+        if not self.stuck:
+            return mix
+        _, result = self.run(mix)
+        waiting = [name for name in self.stuck if result[name] is None]
+        if not waiting:
+            return mix
+        wanted = {node for name in waiting for node in self.stuck[name]}
+        displacers = [load for load in self.loads if result[load.name] in wanted]
+        room = ceiling - len(mix)
+        best = mix
+        for index in range(len(self.templates)):
+            most = min(room, sum(1 for load in displacers if self.hosts(index, load)))
+            if not most:
+                continue
+            top = mix + (index,) * most
+            if self.missing(top, True) >= self.missing(mix, True):
+                continue  # (new nodes of this template place nothing more)
+            for count in range(1, most + 1):
+                trial = mix + (index,) * count
+                if self.missing(trial, True) <= self.missing(top, True):
+                    break
+            best = min(best, trial, key=lambda chosen: self.rank(chosen, every=True))
+        return best
 
     def count_up(self, index: int, ceiling: int, leap: bool = True) -> Mix:
         """Nodes of one template only: the fewest that place everything.

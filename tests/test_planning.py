@@ -451,6 +451,52 @@ def test_the_plans_found_where_a_tag_is_on_existing_nodes_only():
     assert (len(plan.new_nodes), plan.unplaceable) == (2, {})  # (before: 1 node, w3 waiting)
 
 
+def test_new_nodes_draw_ordinary_work_off_the_node_a_special_workload_needs():
+    # (no template has a gpu, so "train" was set aside as no template's
+    # and no node was bought, though one node for "web" frees the gpu box)
+    cluster = BinPackDistributor({"cpu": 1}, [Node("gpu-box", {"cpu": 4, "gpu": 1})])
+    pending = [Workload("web", {"cpu": 4, "gpu": 0}), Workload("train", {"cpu": 1, "gpu": 1})]
+    plan = plan_scale_up(cluster, pending, Node("cpu", {"cpu": 4, "gpu": 0}))
+    assert [node.name for node in plan.new_nodes] == ["cpu-1"]
+    assert plan.assignments == {"web": "cpu-1", "train": "gpu-box"}
+    assert plan.unplaceable == {}
+    assert apply_scale_up(Distributor.from_dict(cluster.to_dict()), plan, pending) == \
+        plan.assignments
+    # (a template whose nodes BinPack tries after the gpu box, name after
+    # name, draws nothing away: no node, and the reason says both why no
+    # template takes "train" and why no node of the cluster does)
+    plan = plan_scale_up(cluster, pending, Node("zz", {"cpu": 4, "gpu": 0}))
+    assert plan.new_nodes == [] and plan.assignments == {"web": "gpu-box"}
+    assert plan.unplaceable == {
+        "train": "no template can host it (zz: insufficient gpu (needs 1, 0 left)); "
+                 "0/1 nodes fit: 1 insufficient cpu (needs 1, most left 0)"}
+    plan = plan_scale_up(cluster, pending, Node("cpu", {"cpu": 4, "gpu": 0}), max_new_nodes=0)
+    assert plan.unplaceable["train"].startswith("max_new_nodes=0 reached; no template can")
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters(tags=True), loads("pending", 7, tags=True), TEMPLATES.map(lambda found: found[0]))
+def test_one_template_plans_leave_as_few_waiting_as_any_count_of_it(distributor, pending,
+                                                                    template):
+    # (workloads asking for the tag only existing nodes bear wait where
+    # other pending work took those nodes; every count of the template
+    # up to one a workload, in the plan's order, leaves no fewer waiting)
+    plan = plan_scale_up(distributor, pending, template)
+    by_name = {load["name"]: load for load in pending}
+    taken = {node.name for node in distributor.nodes}
+    names = [name for name in (f"{template['name']}-{n}" for n in range(1, 2 * len(pending) + 2))
+             if name not in taken]
+
+    def waiting(count):
+        copy = Distributor.from_dict(distributor.to_dict())
+        copy.add_nodes([Node(name, template["resources"]) for name in names[:count]])
+        result = copy.attempt_assign_loads([by_name[name] for name in plan.order])
+        return list(result.values()).count(None)
+
+    fewest = min((waiting(count), count) for count in range(len(pending) + 2))
+    assert (len(plan.unplaceable), len(plan.new_nodes)) <= fewest
+
+
 @settings(max_examples=200, deadline=None)
 @given(clusters(), loads("pending", 10, homeless=True), st.permutations(range(10)))
 def test_workloads_that_fit_nowhere_can_be_left_out_of_a_call(distributor, pending, shuffle):
