@@ -350,9 +350,77 @@ def test_a_node_revoked_while_created_counts_against_max_nodes_until_given_back(
     assert report.requested == [] and report.deleted == [] and len(report.errors) == 2
     assert manager.deleting == ("vm-1",) and "vm-1" in provider.held
     check_provider(manager, provider, 1)
-    report = manager.manage_once()  # (given back: room for a new one)
-    assert report.deleted == ["vm-1"] and report.requested == ["vm-2"]
+    report = manager.manage_once()  # (given back; counted until a poll no longer lists it)
+    assert report.deleted == ["vm-1"] and report.requested == []
+    report = manager.manage_once()  # (gone: room for a new one)
+    assert report.deleted == [] and report.requested == ["vm-2"]
     check_provider(manager, provider, 1)
+
+
+class SlowDelete(SimulatedProvider):
+    """A provider that takes a node given back at its next poll, as a cloud
+    deleting a machine in the background does."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.going = []
+
+    def delete_nodes(self, names):
+        self.going.extend(name for name in names if name in self.held)
+
+    def poll(self):
+        super().delete_nodes(self.going)
+        self.going = []
+        return super().poll()
+
+
+def test_a_store_kept_before_nodes_given_back_were_counted_opens(tmp_path):
+    # (its parts lack "going": nothing given back was counted then)
+    import sqlite3
+    path = tmp_path / "manager.db"
+    provider = SlowDelete(ready_after=5)
+    manager, _ = make(provider=provider, max_nodes=1, intervals={"add": 0, "delete": 0},
+                      store=str(path))
+    manager.submit([job("a")])
+    manager.manage_once()
+    manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 0}])
+    manager.manage_once()
+    assert manager.deleting == ("vm-1",)
+    manager.close()
+    resumed = ElasticManager.open(str(path), provider, clock=Clock())
+    assert resumed.deleting == ("vm-1",)  # (still counted after a restart)
+    resumed.close()
+    db = sqlite3.connect(str(path))
+    db.execute("DELETE FROM state WHERE part = 'going'")
+    db.commit()
+    db.close()
+    older = ElasticManager.open(str(path), provider, clock=Clock())
+    assert older.deleting == () and older.pending == ("a",)
+    older.close()
+
+
+def test_nodes_given_back_count_against_max_nodes_until_the_provider_lists_them_no_more():
+    # (they left the count once delete_nodes returned: a provider deleting
+    # in the background held two nodes under max_nodes=1, and three under
+    # max_nodes=2 while failed creations were replaced)
+    provider = SlowDelete(ready_after=5)
+    manager, _ = make(provider=provider, max_nodes=1, intervals={"add": 0, "delete": 0})
+    manager.submit([job("a")])
+    assert manager.manage_once().requested == ["vm-1"]
+    manager.notify_delete_pending([{"node_id": "vm-1", "max_wait_time": 0}])
+    report = manager.manage_once()
+    assert (report.deleted, report.requested) == (["vm-1"], [])
+    check_provider(manager, provider, 1)
+    report = manager.manage_once()  # (the poll no longer lists vm-1)
+    assert (report.deleted, report.requested) == ([], ["vm-2"])
+    check_provider(manager, provider, 1)
+    provider = SlowDelete(fail=["vm-1"])
+    manager, _ = make(provider=provider, max_nodes=2, intervals={"add": 0, "delete": 0})
+    manager.submit([job("a", 4), job("b", 4)])
+    for _ in range(6):
+        manager.manage_once()
+        check_provider(manager, provider, 2)
+    assert manager.pending == () and len(manager.nodes) == 2
 
 
 def test_failed_creations_are_given_back_and_retried_never_above_max_nodes():
@@ -974,6 +1042,11 @@ def test_a_store_with_parts_damaged_or_at_odds_is_refused_at_open(tmp_path):
              "part 'deleting': node 'n1' is also in the cluster" + damaged),
             ("deleting", lambda deleting: ["vm-1"],
              "part 'deleting': node 'vm-1' is also asked for" + damaged),
+            ("going", lambda going: ["n1"],
+             "part 'going': node 'n1' is also in the cluster" + damaged),
+            ("going", lambda going: ["vm-1"],
+             "part 'going': node 'vm-1' is also asked for" + damaged),
+            ("going", lambda going: "vm-9", "part 'going': expected a list of node names"),
             ("config", lambda config: dict(config, templates=[]),
              "part 'config': templates: give at least one node shape"),
             ("config", lambda config: dict(config, templates=[

@@ -38,6 +38,8 @@ Clock = Callable[[], float]
 #: The parts of a manager's state, each a row of its store.
 _PARTS = ("config", "distributor", "static", "pending", "requested", "deleting",
           "revocations", "values", "marks", "serial")
+#: The parts a store may lack: it was written before they were kept.
+_LATER_PARTS = ("going",)
 
 
 @attr.s(auto_attribs=True, kw_only=True)
@@ -134,7 +136,7 @@ class ElasticManager:
                 f"the distributor holds (static nodes count), got {config['max_nodes']}")
         parts = {"config": config, "distributor": snapshot,
                  "static": [node["name"] for node in snapshot["nodes"]],
-                 "pending": [], "requested": [], "deleting": [], "revocations": {},
+                 "pending": [], "requested": [], "deleting": [], "going": [], "revocations": {},
                  "values": {}, "marks": {"add": None, "delete": None}, "serial": {}}
         made = _claim(store)
         try:
@@ -181,7 +183,7 @@ class ElasticManager:
             if missing:
                 raise InvalidInputError(f"store {store}: part {missing[0]!r}: missing "
                                         "(the store is damaged)")
-            unknown = sorted(set(parts) - set(_PARTS) - {"format"})
+            unknown = sorted(set(parts) - set(_PARTS) - set(_LATER_PARTS) - {"format"})
             if unknown:
                 raise InvalidInputError(f"store {store}: part {shown(unknown[0])}: not a "
                                         "part of a manager's state (the store is damaged)")
@@ -206,6 +208,7 @@ class ElasticManager:
     _pending: List[Workload]
     _requested: Dict[str, Node]
     _deleting: List[str]
+    _going: List[str]
     _revocations: Dict[str, Any]
     _values: Dict[str, Decimal]
     _marks: Dict[str, Optional[float]]
@@ -248,9 +251,11 @@ class ElasticManager:
 
     @property
     def deleting(self) -> Tuple[str, ...]:
-        """Nodes being given back whose deletion the provider has not yet taken."""
+        """Nodes being given back: those the provider is yet to be told to
+        take, then those it was told to take and still listed at the last
+        poll (they count against ``max_nodes`` until it lists them no more)."""
         with self._lock:
-            return tuple(self._deleting)
+            return tuple(self._deleting) + tuple(self._going)
 
     @property
     def revocations(self) -> Mapping[str, Any]:
@@ -481,6 +486,7 @@ class ElasticManager:
             gone = list(dict.fromkeys(name for name, _, _ in entries))
             self._requested = {k: v for k, v in self._requested.items() if k not in gone}
             self._deleting = [name for name in self._deleting if name not in gone]
+            self._going = [name for name in self._going if name not in gone]
             removed = [name for name in gone if self._has(name)]
             self._remove(removed)
             return removed
@@ -530,6 +536,8 @@ class ElasticManager:
                 if status == FAILED:
                     self._deleting.append(name)
         self._deleting = [name for name in self._deleting if name in statuses]
+        # (given back, and gone once the provider no longer lists it)
+        self._going = [name for name in self._going if name in statuses]
         # (a node that vanished, or that failed after it joined: its work is
         # placed again or queued, and a failed one is given back)
         lost = [name for name in self.nodes if name not in self._static
@@ -537,7 +545,7 @@ class ElasticManager:
         report.lost.extend(lost)
         report.requeued.extend(self._remove(lost, report.moved))
         self._deleting.extend(name for name in lost if name in statuses)
-        known = set(self.nodes) | set(self._requested) | set(self._deleting)
+        known = set(self.nodes) | set(self._requested) | set(self._deleting) | set(self._going)
         # Nodes the provider holds for us that no record names (a creation that
         # raised after doing part of its work): give them back.
         self._deleting.extend(name for name in statuses if name not in known)
@@ -548,7 +556,14 @@ class ElasticManager:
         names = list(self._deleting)
         self._provider.delete_nodes(names)
         self._deleting = []
+        self._gone_back(names)
         report.deleted.extend(names)
+
+    def _gone_back(self, names: List[str]) -> None:
+        """The provider was told to take ``names``: they count against
+        ``max_nodes`` until a poll no longer lists them (a provider may
+        take its time: a cloud deletes a machine in minutes)."""
+        self._going.extend(name for name in names if name not in self._going)
 
     def _place_pending(self, report: CycleReport) -> None:
         """Move what it can off the nodes the provider is taking, then place
@@ -619,7 +634,8 @@ class ElasticManager:
     def _scale_up(self, report: CycleReport) -> None:
         """Plan new nodes for the queue (and for work stuck on revoked nodes) and ask for them."""
         self._marks["add"] = self._now()
-        held = len(self._distributor.nodes) + len(self._requested) + len(self._deleting)
+        held = len(self._distributor.nodes) + len(self._requested) + len(self._deleting) \
+            + len(self._going)
         room = None if self._config["max_nodes"] is None else self._config["max_nodes"] - held
         if room is not None and room <= 0:
             return
@@ -669,6 +685,7 @@ class ElasticManager:
         self._commit()
         self._provider.delete_nodes(list(removing))
         self._deleting = [name for name in self._deleting if name not in removing]
+        self._gone_back(removing)
         report.moved.update(moved)
         report.deleted.extend(removing)
 
@@ -845,7 +862,7 @@ class ElasticManager:
         failed one, one being given back) is never confused with a new one.
         """
         prefix = planned.rsplit("-", 1)[0]
-        taken = set(self.nodes) | set(self._requested) | set(self._deleting)
+        taken = set(self.nodes) | set(self._requested) | set(self._deleting) | set(self._going)
         number = self._serial.get(prefix, 0)
         while True:
             number += 1
@@ -860,7 +877,7 @@ class ElasticManager:
                 "static": list(self._static),
                 "pending": [workload_json(load) for load in self._pending],
                 "requested": [_node_json(node) for node in self._requested.values()],
-                "deleting": list(self._deleting),
+                "deleting": list(self._deleting), "going": list(self._going),
                 "revocations": dict(self._revocations),
                 "values": {k: to_json_quantity(v) for k, v in self._values.items()},
                 "marks": dict(self._marks), "serial": dict(self._serial)}
@@ -902,6 +919,16 @@ class ElasticManager:
             for name in self._deleting:
                 if name in known or name in self._requested:
                     where = "in the cluster" if name in known else "asked for"
+                    raise InvalidInputError(f"node {shown(name)} is also {where} "
+                                            "(the store is damaged)")
+        with _reading_part("going"):
+            # (a store written before this part was kept has none: nothing
+            # given back was counted then)
+            self._going = _names_part(parts, "going") if "going" in parts else []
+            for name in self._going:
+                if name in known or name in self._requested or name in self._deleting:
+                    where = "in the cluster" if name in known else "asked for" \
+                        if name in self._requested else "to be given back"
                     raise InvalidInputError(f"node {shown(name)} is also {where} "
                                             "(the store is damaged)")
         with _reading_part("revocations"):
