@@ -331,6 +331,20 @@ def test_a_clock_giving_no_finite_number_is_refused_and_never_saved(tmp_path):
             "create_nodes: InvalidTypeError: clock: expected a finite number of seconds, "
             f"got {shown(bad)}"]
     assert manager.pending == ("b",)
+    # (a clock that raised stopped the cycle there, and manage() with it)
+
+    def broken():
+        raise OSError("time server unreachable")
+
+    manager._clock = broken
+    report = manager.manage_once()
+    assert report.requested == [] and report.errors == [
+        "create_nodes: clock: OSError: time server unreachable"]
+    assert manager.manage(cycles=2, period=0) == 2
+    report = manager.manage_once(force=True)  # (the step itself reads it: undone, reported)
+    assert report.requested == [] and report.errors == [
+        "create_nodes: OSError: time server unreachable"]
+    assert manager.pending == ("b",)
 
 
 def test_a_node_revoked_while_created_counts_against_max_nodes_until_given_back():

@@ -101,8 +101,8 @@ class ElasticManager:
     default. ``store`` is the path of an SQLite file that receives the whole
     state, committed before every call that changes it returns; ``None``
     keeps the state in memory. ``clock`` returns the time in seconds, a
-    finite number (a scale step that reads anything else fails, and says
-    so in the cycle's ``errors``).
+    finite number (a scale step that reads anything else, or whose reading
+    raises, fails, and says so in the cycle's ``errors``).
 
     Every public method takes one lock, so the manage loop and RPC threads
     may share the manager. A call that raises leaves the state as it was.
@@ -821,15 +821,19 @@ class ElasticManager:
         """Whether the interval of ``kind`` has passed since its last run; a
         clock set back since then (the last run seems to lie ahead) makes it
         due at once, rather than for as long as the clock was set back. A
-        clock reading no number is reported in ``report`` (not due)."""
+        clock reading no number, or raising, is reported in ``report`` (not
+        due)."""
         last = self._marks[kind]
         if last is None:
             return True
+        step = 'create_nodes' if kind == 'add' else 'delete_nodes'
         try:
             elapsed = self._now() - last
         except InvalidTypeError as error:
-            report.errors.append(f"{'create_nodes' if kind == 'add' else 'delete_nodes'}: "
-                                 f"{type(error).__name__}: {error}")
+            report.errors.append(f"{step}: {type(error).__name__}: {error}")
+            return False
+        except Exception as error:  # noqa: BLE001 - the caller's clock may raise anything
+            report.errors.append(f"{step}: clock: {type(error).__name__}: {error}")
             return False
         return elapsed >= self._config["intervals"][kind] or elapsed < 0
 
