@@ -1457,6 +1457,26 @@ def test_a_store_refused_at_open_is_left_as_it_was(tmp_path, capsys):
         "c.json", "odd.db", "triggered.db", "viewed.db"]
 
 
+def test_a_state_table_of_other_columns_is_refused_and_left_as_it_was(tmp_path):
+    # (one without the key on part was taken: every save added rows, 110
+    # for 11 parts after four calls, and which one was read was chance)
+    before = {}
+    for name, table in (("nokey", "CREATE TABLE state (part, body)"),
+                        ("textkey", "CREATE TABLE state (part TEXT, body TEXT NOT NULL)"),
+                        ("more", "CREATE TABLE state (part TEXT PRIMARY KEY, "
+                                 "body TEXT NOT NULL, note TEXT)")):
+        path = sqlite_file(tmp_path / f"{name}.db", table)
+        before[path] = path.read_bytes()
+        for refuse in (lambda: make(store=str(path)),
+                       lambda: ElasticManager.open(str(path), SimulatedProvider())):
+            with pytest.raises(InvalidInputError, match="its table 'state' is not a manager's"):
+                refuse()
+    assert {path: path.read_bytes() for path in before} == before
+    made = tmp_path / "made.db"  # (the manager's own table passes, as it always did)
+    make(store=str(made))[0].close()
+    ElasticManager.open(str(made), SimulatedProvider()).close()
+
+
 def test_a_store_file_removed_while_open_fails_the_call(tmp_path):
     # the saves went on into the removed file, and the state was lost
     path = tmp_path / "gone.db"

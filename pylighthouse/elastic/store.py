@@ -13,6 +13,9 @@ __all__ = ["Store", "StoreError"]
 STORE_FORMAT = 1
 #: Seconds a store opened by another manager is waited for before it is refused.
 BUSY_SECONDS = 1.0
+#: The state table's columns as ``PRAGMA table_info`` gives them (made by
+#: ``CREATE TABLE state (part TEXT PRIMARY KEY, body TEXT NOT NULL)``).
+_STATE_COLUMNS = ((0, "part", "TEXT", 0, None, 1), (1, "body", "TEXT", 1, None, 0))
 
 
 class StoreInUse(InvalidInputError):
@@ -91,6 +94,14 @@ class Store:
                     "give a new file or a manager's store")
             if not create and "state" not in tables:
                 raise InvalidInputError(f"store {path}: holds no manager")
+            if "state" in tables and \
+                    self._run("PRAGMA table_info(state)") != list(_STATE_COLUMNS):
+                # (a table of that name made by something else: without the
+                # key on part, every save would add rows, not replace them)
+                raise InvalidInputError(
+                    f"store {path}: its table 'state' is not a manager's (columns "
+                    "part TEXT PRIMARY KEY, body TEXT NOT NULL); give a new file or a "
+                    "manager's store")
             self._run("PRAGMA synchronous=FULL")
             # (the lock, taken now and kept: see the class docstring)
             self._run("BEGIN EXCLUSIVE")
