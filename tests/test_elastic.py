@@ -752,8 +752,11 @@ def test_delete_pending_drains_the_node_and_answers_zero_once_it_is_empty():
     report = manager.manage_once()
     assert report.added == ["vm-3"] and report.moved == {"b": "vm-3"}
     assert manager.assignments["b"] == "vm-3"
-    reply = manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 240}])
-    assert reply == [{"node_id": "vm-2", "max_wait_time": 0}]
+    given = [{"node_id": "vm-2", "max_wait_time": 240, "urns": ["urn:a"]}]
+    reply = manager.notify_delete_pending(given)
+    assert reply == [{"node_id": "vm-2", "max_wait_time": 0, "urns": ["urn:a"]}]
+    # (the reply's lists are its own: they were the caller's)
+    assert reply[0]["urns"] is not given[0]["urns"] and given[0]["max_wait_time"] == 240
     manager.submit([job("c", 1)])
     assert manager.assignments["c"] != "vm-2"  # cordoned
     check_books(manager)
@@ -1660,7 +1663,9 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         lenient = xmlrpc.client.ServerProxy(f"http://{host}:{port}/", allow_none=True)
         answer = lenient.NotifyDeletePending(
             {"nodelist": [{"node_id": node, "max_wait_time": 0, "note": None}]})
-        assert answer["code"] == 1 and "XML-RPC cannot answer" in answer["output"]
+        assert answer["code"] == 1 and answer["output"] == (
+            "NotifyDeletePending: nodelist[0].note: nil, which XML-RPC cannot answer (the "
+            "answer echoes the entries)")
         # (a 64-bit integer, which Python's client will not send: written by hand)
         body = xmlrpc.client.dumps(({"nodelist": [{"node_id": node, "max_wait_time": 7}]},),
                                    "NotifyDeletePending")
@@ -1669,7 +1674,9 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
                                          headers={"Content-Type": "text/xml"})
         with urllib.request.urlopen(request, timeout=10) as reply:
             (answer,), _ = xmlrpc.client.loads(reply.read())
-        assert answer["code"] == 1 and "XML-RPC cannot answer" in answer["output"]
+        assert answer["code"] == 1 and answer["output"] == (
+            "NotifyDeletePending: nodelist[0].max_wait_time: 99999999999, past 32 bits, which "
+            "XML-RPC cannot answer (the answer echoes the entries)")
         # bodies that are no XML-RPC call, or that carry a value nesting too
         # deep to answer, were answered with a fault
         # (deeper than the interpreter's recursion limit, whatever it is set to)
@@ -1688,6 +1695,20 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
                 (answer,), _ = xmlrpc.client.loads(reply.read())  # (a fault would raise)
             assert answer["code"] == 1 and answer["output"], made[:60]
         assert manager._parts() == before
+        # (the other calls echo nothing: a nil is refused by its field, as
+        # any bad value is, and a value XML-RPC reads but cannot send, a
+        # <bigdecimal>, is taken; both were "a value XML-RPC cannot answer")
+        answer = lenient.SetResourceValues({"nodelist": [{"node_id": node, "value": None}]})
+        assert answer["code"] == 1 and answer["output"].startswith(
+            f"SetResourceValues: nodelist[0]: node '{node}': value")
+        body = xmlrpc.client.dumps(({"nodelist": [{"node_id": node, "value": 7}]},),
+                                   "SetResourceValues")
+        body = body.replace("<int>7</int>", "<bigdecimal>0.5</bigdecimal>")
+        request = urllib.request.Request(f"http://{host}:{port}/", data=body.encode(),
+                                         headers={"Content-Type": "text/xml"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            (answer,), _ = xmlrpc.client.loads(reply.read())
+        assert answer == {"code": 0, "value": {node: 0.5}, "output": ""}
     finally:
         server.shutdown()
     check_live(manager, "ab")

@@ -1068,7 +1068,13 @@ def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, A
             if not _seconds(seconds):
                 raise InvalidInputError(f"{label}: node {name!r}: max_wait_time must be a "
                                         f"number of seconds, at least 0, got {seconds!r}")
-        entries.append((name, dict(item), seconds))
+        # (a copy, nested lists and dicts too: a reply never shares them
+        # with the caller's list)
+        try:
+            entry = {key: _copy(field) for key, field in item.items()}
+        except RecursionError:
+            raise InvalidInputError(f"{label}: node {name!r}: a field nested too deep") from None
+        entries.append((name, entry, seconds))
     return entries
 
 

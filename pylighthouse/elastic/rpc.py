@@ -1,7 +1,7 @@
 """The elasticslice client endpoint: a manager's revocation calls over XML-RPC."""
 import threading
 import xmlrpc.client
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
 from ..errors import LighthouseException
@@ -123,14 +123,14 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
             return _response(BADARGS, "", f"{name}: expected a struct with 'nodelist'")
         if params is None:  # (GetVersion called without its struct: nothing to echo)
             params = {}
-        try:
-            # (the answers echo the entries given: what XML-RPC cannot carry
-            # back, a nil or an integer past 32 bits, is refused before
-            # anything changes, not answered with a fault after)
-            xmlrpc.client.dumps((params,), allow_none=False)
-        except (TypeError, OverflowError, ValueError, RecursionError) as error:
-            return _response(BADARGS, "", f"{name}: a value XML-RPC cannot answer: "
-                                          f"{type(error).__name__}: {error}")
+        if name == "NotifyDeletePending":
+            # (its answer echoes the entries given: what XML-RPC cannot
+            # carry back, a nil or an integer past 32 bits, is refused
+            # before anything changes, not answered with a fault after)
+            problem = _unanswerable(params)
+            if problem is not None:
+                return _response(BADARGS, "", f"{name}: {problem}, which XML-RPC cannot "
+                                              "answer (the answer echoes the entries)")
         try:
             value = method(params)
         except StoreError as error:  # (not the caller's arguments: the manager's store)
@@ -141,6 +141,39 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
             return _response(ERROR, "", f"{name}: {type(error).__name__}: {error}")
         return _response(SUCCESS, value, "")
     return call
+
+
+def _unanswerable(params: Any) -> Optional[str]:
+    """Where in ``params`` (a struct) the first value XML-RPC cannot send
+    back is, and what it is (``None`` if there is none): ``nodelist[0].note:
+    nil``."""
+    try:
+        xmlrpc.client.dumps((params,), allow_none=False)
+        return None
+    except (TypeError, OverflowError, ValueError) as error:
+        failure = f"{type(error).__name__}: {error}"
+    except RecursionError:
+        return "a value nested too deep"
+    stack: List[Tuple[str, Any]] = [("", params)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{key}" if where else str(key), item)
+                         for key, item in reversed(list(value.items())))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{where}[{index}]", item)
+                         for index, item in reversed(list(enumerate(value))))
+        elif value is None:
+            return f"{where}: nil"
+        elif isinstance(value, int) and not isinstance(value, bool) \
+                and not -2 ** 31 <= value < 2 ** 31:
+            return f"{where}: {value}, past 32 bits"
+        else:
+            try:
+                xmlrpc.client.dumps((value,), allow_none=False)
+            except (TypeError, OverflowError, ValueError) as error:
+                return f"{where}: {type(error).__name__}: {error}"
+    return f"a value: {failure}"
 
 
 def _response(code: int, value: Any, output: str) -> Dict[str, Any]:
