@@ -651,6 +651,23 @@ def test_scale_down_uses_the_resource_values():
     assert manager.manage_once(force=True).deleted == ["vm-2"]
 
 
+def test_resource_values_are_kept_for_the_nodes_the_manager_holds_only():
+    # (a value for a node the manager never had was kept, and saved, for
+    # good: a provider naming nodes by another id grew the store without end)
+    manager, provider = make(provider=SimulatedProvider(ready_after=5))
+    manager.submit([job("a", 4), job("b", 4)])
+    manager.manage_once()
+    assert manager.creating == ("vm-1", "vm-2")
+    assert manager.set_resource_values([{"node_id": "ghost", "value": 0.5},
+                                        {"node_id": "vm-1", "value": 0.25},
+                                        {"node_id": "vm-2", "value": 0.75}]) == \
+        {"vm-1": 0.25, "vm-2": 0.75}
+    assert manager._parts()["values"] == {"vm-1": 0.25, "vm-2": 0.75}
+    # (and a node that never joins takes its value with it)
+    manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 0}])
+    assert manager.set_resource_values([]) == {"vm-1": 0.25}
+
+
 def test_finish_releases_placed_and_drops_pending_work():
     manager, _ = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 4,
                                                                            "mem": 8}}]))
@@ -708,7 +725,8 @@ def test_bad_resource_values_raise_and_keep_nothing(nodelist, message):
 
 def test_resource_values_nearer_0_than_a_quantity_may_be_are_kept_as_0():
     # (they were refused as out of range, though the field takes 0 to 1)
-    manager, _ = make()
+    manager, _ = make(PrioritizedDistributor([{"name": f"vm-{n}", "resources": {"cpu": 1}}
+                                              for n in (1, 2, 3)]))
     assert manager.set_resource_values([{"node_id": "vm-1", "value": 1e-301},
                                         {"node_id": "vm-2", "value": 5e-324},
                                         {"node_id": "vm-3", "value": 1e-300}]) == \
@@ -1281,7 +1299,8 @@ def test_manage_refuses_periods_it_cannot_wait(tmp_path):
 
 def test_rpc_answers_a_store_that_cannot_be_written_as_a_failure_not_bad_arguments(
         tmp_path, monkeypatch):
-    manager, _ = make(store=str(tmp_path / "m.db"))
+    manager, _ = make(PrioritizedDistributor([{"name": "vm-9", "resources": {"cpu": 1}}]),
+                      store=str(tmp_path / "m.db"))
     real = Store._run
 
     def run(self, sql):

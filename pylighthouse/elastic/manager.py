@@ -449,6 +449,7 @@ class ElasticManager:
                     # (given back in the next cycle, and counted against
                     # max_nodes until then: the provider still holds it)
                     del self._requested[name]
+                    self._values.pop(name, None)
                     self._retire(name)
                     if name not in self._deleting:
                         self._deleting.append(name)
@@ -496,8 +497,11 @@ class ElasticManager:
 
         ``nodelist`` holds dicts with ``node_id`` (or ``client_id``) and
         ``value``. Scale-down tries nodes of higher value first among equally
-        empty ones. A value above 0 but below 1e-300 is kept as 0. Returns
-        every value kept, by node.
+        empty ones. A value above 0 but below 1e-300 is kept as 0. A value
+        for a node the manager does not hold (in the cluster or being
+        created) is not kept, as no node of that name can come later
+        (names are never reused); a node's value goes with the node.
+        Returns every value kept, by node.
 
         Raises:
             InvalidInputError, InvalidTypeError: an entry lacks a name, or its
@@ -510,7 +514,8 @@ class ElasticManager:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: missing field 'value'")
             values[name] = _resource_value(item["value"], f"nodelist[{index}]: node {name!r}")
         with self._change():
-            self._values.update(values)
+            self._values.update((name, value) for name, value in values.items()
+                                if self._has(name) or name in self._requested)
             return {name: float(value) for name, value in self._values.items()}
 
     def get_version(self) -> Dict[str, Any]:
@@ -532,6 +537,7 @@ class ElasticManager:
                 report.added.append(name)
             elif status is None or status == FAILED:
                 del self._requested[name]
+                self._values.pop(name, None)
                 report.failed.append(name)
                 if status == FAILED:
                     self._deleting.append(name)
