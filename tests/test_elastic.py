@@ -342,8 +342,8 @@ def test_a_clock_giving_no_finite_number_is_refused_and_never_saved(tmp_path):
         "create_nodes: clock: OSError: time server unreachable"]
     assert manager.manage(cycles=2, period=0) == 2
     report = manager.manage_once(force=True)  # (the step itself reads it: undone, reported)
-    assert report.requested == [] and report.errors == [
-        "create_nodes: OSError: time server unreachable"]
+    assert report.requested == [] and report.errors == [  # (not "create_nodes: OSError")
+        "create_nodes: clock: OSError: time server unreachable"]
     assert manager.pending == ("b",)
 
 
@@ -386,6 +386,35 @@ class SlowDelete(SimulatedProvider):
         super().delete_nodes(self.going)
         self.going = []
         return super().poll()
+
+
+def test_a_deletion_the_provider_lost_is_asked_again_while_it_lists_the_node():
+    # (with nodes given back counted until they were gone, a request the
+    # provider dropped left the node counted, and never asked again)
+    class Forgetful(SimulatedProvider):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.asked = []
+
+        def delete_nodes(self, names):
+            self.asked.append(list(names))
+            if len(self.asked) > 1:  # (the first request is lost)
+                super().delete_nodes(names)
+
+    provider = Forgetful()
+    manager, _ = make(provider=provider, max_nodes=1, enable_delete=True,
+                      intervals={"add": 0, "delete": 0})
+    manager.submit([job("a")])
+    settle(manager, 2)
+    manager.finish(["a"])
+    assert manager.manage_once().deleted == ["vm-1"]
+    assert "vm-1" in provider.held and manager.deleting == ("vm-1",)
+    manager.submit([job("b")])
+    report = manager.manage_once()  # (still listed: asked again, still counted)
+    assert (report.deleted, report.requested) == (["vm-1"], [])
+    assert provider.asked == [["vm-1"], ["vm-1"]]
+    assert manager.manage_once().requested == ["vm-2"]
+    check_provider(manager, provider, 1)
 
 
 def test_a_store_kept_before_nodes_given_back_were_counted_opens(tmp_path):
@@ -668,6 +697,22 @@ def test_resource_values_are_kept_for_the_nodes_the_manager_holds_only():
     assert manager.set_resource_values([]) == {"vm-1": 0.25}
 
 
+def test_values_of_nodes_not_held_in_a_store_kept_before_are_dropped(tmp_path):
+    path = tmp_path / "m.db"
+    manager, provider = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 4}}]),
+                             store=str(path))
+    manager.set_resource_values([{"node_id": "n1", "value": 0.5}])
+    manager.close()
+    db = sqlite3.connect(str(path))  # (as an earlier version kept them)
+    db.execute("UPDATE state SET body = ? WHERE part = 'values'",
+               (json.dumps({"n1": 0.5, "ghost": 0.25}),))
+    db.commit()
+    db.close()
+    resumed = ElasticManager.open(str(path), provider, clock=Clock())
+    assert resumed.set_resource_values([]) == {"n1": 0.5}
+    resumed.close()
+
+
 def test_finish_releases_placed_and_drops_pending_work():
     manager, _ = make(PrioritizedDistributor([{"name": "n1", "resources": {"cpu": 4,
                                                                            "mem": 8}}]))
@@ -770,11 +815,23 @@ def test_delete_pending_drains_the_node_and_answers_zero_once_it_is_empty():
     report = manager.manage_once()
     assert report.added == ["vm-3"] and report.moved == {"b": "vm-3"}
     assert manager.assignments["b"] == "vm-3"
-    given = [{"node_id": "vm-2", "max_wait_time": 240, "urns": ["urn:a"]}]
+    given = [{"node_id": "vm-2", "max_wait_time": 240, "urns": ["urn:a"], "pair": (["x"],)}]
     reply = manager.notify_delete_pending(given)
-    assert reply == [{"node_id": "vm-2", "max_wait_time": 0, "urns": ["urn:a"]}]
+    assert reply == [{"node_id": "vm-2", "max_wait_time": 0, "urns": ["urn:a"],
+                      "pair": (["x"],)}]
     # (the reply's lists are its own: they were the caller's)
     assert reply[0]["urns"] is not given[0]["urns"] and given[0]["max_wait_time"] == 240
+    assert reply[0]["pair"][0] is not given[0]["pair"][0]
+    # (a field nested deeper than the interpreter goes is named; the other
+    # calls echo no entry, and do not read it)
+    deep: list = []
+    for _ in range(sys.getrecursionlimit() + 100):
+        deep = [deep]
+    with pytest.raises(InvalidInputError,
+                       match="nodelist\\[0\\]: node 'vm-2': field 'deep': nested too deep"):
+        manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 240, "deep": deep}])
+    assert manager.set_resource_values([{"node_id": "vm-2", "value": 0.5, "deep": deep}]) == \
+        {"vm-2": 0.5}
     manager.submit([job("c", 1)])
     assert manager.assignments["c"] != "vm-2"  # cordoned
     check_books(manager)
@@ -1082,6 +1139,8 @@ def test_a_store_with_parts_damaged_or_at_odds_is_refused_at_open(tmp_path):
             ("going", lambda going: ["vm-1"],
              "part 'going': node 'vm-1' is also asked for" + damaged),
             ("going", lambda going: "vm-9", "part 'going': expected a list of node names"),
+            ("going", lambda going: ["vm-9", "vm-9"],
+             "part 'going': node 'vm-9' is there twice" + damaged),
             ("config", lambda config: dict(config, templates=[]),
              "part 'config': templates: give at least one node shape"),
             ("config", lambda config: dict(config, templates=[
@@ -1702,7 +1761,8 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         depth = sys.getrecursionlimit() + 100
         deep = "<value><array><data>" * depth + "</data></array></value>" * depth
         marked = xmlrpc.client.dumps(
-            ({"nodelist": [{"node_id": node, "value": 0, "x": "MARK"}]},), "SetResourceValues")
+            ({"nodelist": [{"node_id": node, "max_wait_time": 0, "x": "MARK"}]},),
+            "NotifyDeletePending")
         assert "<value><string>MARK</string></value>" in marked
         for made in ["<methodCall><methodName>GetVersion</methodName>",
                      xmlrpc.client.dumps((1,), methodresponse=True),  # (no methodName)
@@ -1713,6 +1773,9 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
             with urllib.request.urlopen(request, timeout=10) as reply:
                 (answer,), _ = xmlrpc.client.loads(reply.read())  # (a fault would raise)
             assert answer["code"] == 1 and answer["output"], made[:60]
+        # (the place of the value nested too deep is named)
+        assert answer["output"] == ("NotifyDeletePending: nodelist[0].x: nested too deep, which "
+                                    "XML-RPC cannot answer (the answer echoes the entries)")
         assert manager._parts() == before
         # (the other calls echo nothing: a nil is refused by its field, as
         # any bad value is, and a value XML-RPC reads but cannot send, a

@@ -542,8 +542,12 @@ class ElasticManager:
                 if status == FAILED:
                     self._deleting.append(name)
         self._deleting = [name for name in self._deleting if name in statuses]
-        # (given back, and gone once the provider no longer lists it)
-        self._going = [name for name in self._going if name in statuses]
+        # (given back since the last poll: gone once the provider no longer
+        # lists them, else given back again in this cycle, as a request the
+        # provider lost would leave them for good)
+        still = [name for name in self._going if name in statuses]
+        self._going = []
+        self._deleting.extend(name for name in still if name not in self._deleting)
         # (a node that vanished, or that failed after it joined: its work is
         # placed again or queued, and a failed one is given back)
         lost = [name for name in self.nodes if name not in self._static
@@ -551,7 +555,7 @@ class ElasticManager:
         report.lost.extend(lost)
         report.requeued.extend(self._remove(lost, report.moved))
         self._deleting.extend(name for name in lost if name in statuses)
-        known = set(self.nodes) | set(self._requested) | set(self._deleting) | set(self._going)
+        known = set(self.nodes) | set(self._requested) | set(self._deleting)
         # Nodes the provider holds for us that no record names (a creation that
         # raised after doing part of its work): give them back.
         self._deleting.extend(name for name in statuses if name not in known)
@@ -568,7 +572,8 @@ class ElasticManager:
     def _gone_back(self, names: List[str]) -> None:
         """The provider was told to take ``names``: they count against
         ``max_nodes`` until a poll no longer lists them (a provider may
-        take its time: a cloud deletes a machine in minutes)."""
+        take its time: a cloud deletes a machine in minutes), and are given
+        back again at each poll that still lists them."""
         self._going.extend(name for name in names if name not in self._going)
 
     def _place_pending(self, report: CycleReport) -> None:
@@ -710,7 +715,7 @@ class ElasticManager:
         except Exception as error:  # the provider may raise anything
             for field, value in written.items():
                 setattr(report, field, value)
-            report.errors.append(f"{call}: {type(error).__name__}: {error}")
+            report.errors.append(f"{call}: {_failure(error)}")
 
     @contextlib.contextmanager
     def _change(self) -> Iterator[None]:
@@ -835,11 +840,8 @@ class ElasticManager:
         step = 'create_nodes' if kind == 'add' else 'delete_nodes'
         try:
             elapsed = self._now() - last
-        except InvalidTypeError as error:
-            report.errors.append(f"{step}: {type(error).__name__}: {error}")
-            return False
-        except Exception as error:  # noqa: BLE001 - the caller's clock may raise anything
-            report.errors.append(f"{step}: clock: {type(error).__name__}: {error}")
+        except (InvalidTypeError, _ClockFailed) as error:
+            report.errors.append(f"{step}: {_failure(error)}")
             return False
         return elapsed >= self._config["intervals"][kind] or elapsed < 0
 
@@ -849,8 +851,12 @@ class ElasticManager:
         Raises:
             InvalidTypeError: the clock gave something else than a finite
                 real number (no such time could be saved and resumed).
+            _ClockFailed: the clock raised.
         """
-        now = self._clock()
+        try:
+            now = self._clock()
+        except Exception as error:  # noqa: BLE001 - the caller's clock may raise anything
+            raise _ClockFailed(error) from error
         seconds = seconds_of(now)
         if not math.isfinite(seconds):
             raise InvalidTypeError(f"clock: expected a finite number of seconds, "
@@ -935,7 +941,10 @@ class ElasticManager:
             # (a store written before this part was kept has none: nothing
             # given back was counted then)
             self._going = _names_part(parts, "going") if "going" in parts else []
-            for name in self._going:
+            for index, name in enumerate(self._going):
+                if name in self._going[:index]:
+                    raise InvalidInputError(f"node {shown(name)} is there twice "
+                                            "(the store is damaged)")
                 if name in known or name in self._requested or name in self._deleting:
                     where = "in the cluster" if name in known else "asked for" \
                         if name in self._requested else "to be given back"
@@ -952,6 +961,10 @@ class ElasticManager:
                 if not 0 <= self._values[name] <= 1:
                     raise InvalidInputError(f"node {shown(name)}: expected a value from 0 "
                                             f"to 1, got {shown(value)}")
+            # (a store written before values were kept for held nodes only
+            # may hold others: dropped, as no node of their name can come)
+            self._values = {name: value for name, value in self._values.items()
+                            if name in known or name in self._requested}
         with _reading_part("marks"):
             marks = _map_part(parts, "marks", _time_or_none, "times")
             if set(marks) != {"add", "delete"}:
@@ -1074,12 +1087,16 @@ def _nodelist(value: Any, where: str, wait: bool) -> List[Tuple[str, Dict[str, A
             if not _seconds(seconds):
                 raise InvalidInputError(f"{label}: node {name!r}: max_wait_time must be a "
                                         f"number of seconds, at least 0, got {seconds!r}")
-        # (a copy, nested lists and dicts too: a reply never shares them
-        # with the caller's list)
-        try:
-            entry = {key: _copy(field) for key, field in item.items()}
-        except RecursionError:
-            raise InvalidInputError(f"{label}: node {name!r}: a field nested too deep") from None
+        entry = dict(item)
+        if wait:
+            # (the answer echoes the entries: a copy, nested lists, dicts
+            # and tuples too, so that it never shares them with the caller)
+            for key, field in entry.items():
+                try:
+                    entry[key] = _copy(field)
+                except RecursionError:
+                    raise InvalidInputError(f"{label}: node {name!r}: field {shown(key)}: "
+                                            "nested too deep") from None
         entries.append((name, entry, seconds))
     return entries
 
@@ -1223,10 +1240,27 @@ def _node_from_json(data: Mapping[str, Any]) -> Node:
                                for k, v in data["resources"].items()})
 
 
+class _ClockFailed(Exception):
+    """The manager's clock raised ``error`` (reported as the clock's, not
+    the provider's)."""
+
+    def __init__(self, error: Exception):
+        super().__init__(f"clock: {type(error).__name__}: {error}")
+
+
+def _failure(error: Exception) -> str:
+    """How a step's failure reads in a cycle's ``errors``."""
+    if isinstance(error, _ClockFailed):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
 def _copy(value: Any) -> Any:
-    """A deep copy of plain data (dicts, lists and scalars)."""
+    """A deep copy of plain data (dicts, lists, tuples and scalars)."""
     if isinstance(value, dict):
         return {key: _copy(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_copy(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_copy(item) for item in value)
     return value

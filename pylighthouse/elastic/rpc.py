@@ -153,7 +153,7 @@ def _unanswerable(params: Any) -> Optional[str]:
     except (TypeError, OverflowError, ValueError) as error:
         failure = f"{type(error).__name__}: {error}"
     except RecursionError:
-        return "a value nested too deep"
+        return _too_deep(params)
     stack: List[Tuple[str, Any]] = [("", params)]
     while stack:
         where, value = stack.pop()
@@ -174,6 +174,25 @@ def _unanswerable(params: Any) -> Optional[str]:
             except (TypeError, OverflowError, ValueError) as error:
                 return f"{where}: {type(error).__name__}: {error}"
     return f"a value: {failure}"
+
+
+def _too_deep(params: Dict[str, Any]) -> str:
+    """The place of the first value of ``params`` nested too deep for
+    XML-RPC, named down to an entry's field (``nodelist[0].note``)."""
+    for key, value in params.items():
+        listed = isinstance(value, list)
+        for index, item in enumerate(value if listed else [value]):
+            where = f"{key}[{index}]" if listed else str(key)
+            fields = item.items() if isinstance(item, dict) else [("", item)]
+            for field, inner in fields:
+                try:
+                    xmlrpc.client.dumps((inner,), allow_none=True)
+                except RecursionError:
+                    return f"{where}.{field}: nested too deep" if field else \
+                        f"{where}: nested too deep"
+                except Exception:  # noqa: BLE001 - only the depth is looked for here
+                    pass
+    return "a value nested too deep"
 
 
 def _response(code: int, value: Any, output: str) -> Dict[str, Any]:
