@@ -251,9 +251,10 @@ class ElasticManager:
 
     @property
     def deleting(self) -> Tuple[str, ...]:
-        """Nodes being given back: those the provider is yet to be told to
-        take, then those it was told to take and still listed at the last
-        poll (they count against ``max_nodes`` until it lists them no more)."""
+        """The nodes being given back, in two runs: those the provider is
+        yet to be told to take, then those it was told to take since the
+        last poll (they count against ``max_nodes`` until a poll lists them
+        no more)."""
         with self._lock:
             return tuple(self._deleting) + tuple(self._going)
 
