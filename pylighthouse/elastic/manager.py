@@ -251,10 +251,12 @@ class ElasticManager:
 
     @property
     def deleting(self) -> Tuple[str, ...]:
-        """The nodes being given back, in two runs: those the provider is
-        yet to be told to take, then those it was told to take since the
-        last poll (they count against ``max_nodes`` until a poll lists them
-        no more)."""
+        """The names of the nodes being given back.
+
+        First those the provider is yet to be told to take, then those it
+        was told to take since the last poll; these count against
+        ``max_nodes`` until a poll lists them no more. O(N).
+        """
         with self._lock:
             return tuple(self._deleting) + tuple(self._going)
 
