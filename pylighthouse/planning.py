@@ -210,8 +210,8 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     one trial per node added by the candidate plans
     and per node the trimming pass tries to drop or cheapen. Where a
     workload no template hosts waits though an open node had room for it,
-    one more trial per template, or, where new nodes place more, one per
-    node tried for the work on that node. Prioritized and
+    one more trial per template, or, where new nodes place more, about
+    log2 of the number of workloads placed on such nodes. Prioritized and
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
     """
@@ -415,11 +415,12 @@ class _Search:
         stuck one would fit (its *displacers*) are counted per template that
         can host them, D. Adding D nodes of the template gives each of them
         a node of its own: if that places no more workloads than ``mix``,
-        no count of the template is taken to (one trial); else the counts
-        from one up are tried to the first that leaves as few waiting as D
-        does. The best by (every workload waiting, nodes, cost) is kept,
-        ``mix`` on a tie; within ``ceiling`` nodes in all. O(D) trials per
-        template at most, one where new nodes do not help.
+        no count of the template is taken to (one trial); else the fewest
+        that leave as few waiting as D does are searched for by halving
+        (the fewest, where more nodes never leave more waiting). The best by
+        (every workload waiting, nodes, cost) is kept, ``mix`` on a tie;
+        within ``ceiling`` nodes in all. O(log D) trials per template, one
+        where new nodes do not help.
         """
         if not self.stuck:
             return mix
@@ -435,14 +436,19 @@ class _Search:
             most = min(room, sum(1 for load in displacers if self.hosts(index, load)))
             if not most:
                 continue
-            top = mix + (index,) * most
-            if self.missing(top, True) >= self.missing(mix, True):
+            goal = self.missing(mix + (index,) * most, True)
+            if goal >= self.missing(mix, True):
                 continue  # (new nodes of this template place nothing more)
-            for count in range(1, most + 1):
-                trial = mix + (index,) * count
-                if self.missing(trial, True) <= self.missing(top, True):
-                    break
-            best = min(best, trial, key=lambda chosen: self.rank(chosen, every=True))
+            # (by halving: ``fewer`` nodes leave more waiting, ``enough`` do not)
+            fewer, enough = 0, most
+            while enough - fewer > 1:
+                middle = (fewer + enough) // 2
+                if self.missing(mix + (index,) * middle, True) <= goal:
+                    enough = middle
+                else:
+                    fewer = middle
+            best = min(best, mix + (index,) * enough,
+                       key=lambda chosen: self.rank(chosen, every=True))
         return best
 
     def count_up(self, index: int, ceiling: int, leap: bool = True) -> Mix:

@@ -474,6 +474,26 @@ def test_new_nodes_draw_ordinary_work_off_the_node_a_special_workload_needs():
     assert plan.unplaceable["train"].startswith("max_new_nodes=0 reached; no template can")
 
 
+def test_work_drawn_off_a_special_node_is_counted_by_halving_not_one_count_at_a_time():
+    # (RoundRobin deals the ordinary work over every node, the GPU node
+    # included: each new node takes its share, and the GPU jobs wait for
+    # the share left on the GPU node; the count was searched one at a time)
+    cluster = RoundRobinDistributor([Node("gpu-0", {"cpu": 200, "gpu": 0})])
+    pending = [Workload(f"plain-{n}", {"cpu": 1}) for n in range(200)] + \
+        [Workload(f"train-{n}", {"cpu": 1, "gpu": 0}) for n in range(200)]
+    tried = []
+    real = planning._Search.run
+
+    def run(self, mix):
+        tried.append(tuple(mix))
+        return real(self, mix)
+
+    with mock.patch.object(planning._Search, "run", run):
+        plan = plan_scale_up(cluster, pending, {"name": "cpu", "resources": {"cpu": 4}})
+    assert len(set(tried)) <= 12  # (no node, the 200 each, and halving; 200 one by one)
+    assert len(plan.new_nodes) == 199 and list(plan.unplaceable) == ["train-199"]
+
+
 @settings(max_examples=300, deadline=None)
 @given(clusters(tags=True), loads("pending", 7, tags=True), TEMPLATES.map(lambda found: found[0]))
 def test_one_template_plans_leave_as_few_waiting_as_any_count_of_it(distributor, pending,
