@@ -262,6 +262,20 @@ def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
     return {key: to_number(value) for key, value in quantities.items()}
 
 
+def _flag(value: Any, what: str) -> bool:
+    """``value`` as a bool: True, False, or a number equal to 1 or 0 (a
+    NumPy bool too), None as False; anything else, a string above all, is
+    refused."""
+    if value is None:
+        return False
+    try:
+        if not isinstance(value, (str, bytes)) and (value == True or value == False):  # noqa: E712
+            return bool(value)
+    except Exception:  # noqa: BLE001 - a value that cannot say (an array): refused below
+        pass
+    raise InvalidTypeError(f"{what}: expected True or False, got {shown(value)}")
+
+
 def _single_or_many(names: Any, what: str) -> List[Any]:
     if isinstance(names, (str, Workload, Node)):
         return [names]
@@ -557,7 +571,9 @@ class Distributor:
         distributor is then exactly as before and every value is ``None``).
 
         Raises:
-            InvalidInputError, InvalidTypeError: a workload is malformed.
+            InvalidInputError, InvalidTypeError: a workload is malformed, or
+                ``all_or_nothing`` is not True or False (or 1, 0, None: a
+                string such as ``"false"`` would have read as true).
             DuplicateNameError: a name repeats within the call or is already
                 placed. Nothing is placed when anything is raised.
 
@@ -570,7 +586,8 @@ class Distributor:
         worst), and O(R log N) to book the placement. See
         :doc:`/performance`.
         """
-        return self._assign(self._accept_workloads(workloads), all_or_nothing)
+        return self._assign(self._accept_workloads(workloads), _flag(all_or_nothing,
+                                                                     "all_or_nothing"))
 
     @_changing
     def release_loads(self, names: Iterable[Union[str, Workload]]) -> Dict[str, str]:
@@ -1420,8 +1437,8 @@ class BinPackDistributor(Distributor):
 
     strategy = "BinPack"
     _resumable = True
-    scores = Removed("a node's score is rubric.score(node_state(name).remaining); the "
-                     "order nodes are tried in is explain(workload).fits")
+    scores = Removed("a node's score is rubric.score(node_state(name).remaining); nodes "
+                     "are tried from the lowest score up, ties by name")
     _sorts_each_call = True
 
     def __init__(self, rubric: Union[Rubric, Mapping[str, Any]],

@@ -87,6 +87,22 @@ def test_a_single_name_of_the_wrong_type_is_a_type_error(call, what, name, shown
     assert distributor.to_dict() == before
 
 
+@pytest.mark.parametrize("flag", ["false", "", b"0", 2, 0.5, [True]])
+def test_all_or_nothing_takes_true_or_false_only(flag):
+    # (a string from a config file, "false", read as true: nothing was placed)
+    distributor = BinPackDistributor({"cpu": 1}, NODES)
+    before = distributor.to_dict()
+    with pytest.raises(InvalidTypeError, match="all_or_nothing: expected True or False"):
+        distributor.attempt_assign_loads(loads(("x", 1), ("huge", 99)), all_or_nothing=flag)
+    assert distributor.to_dict() == before
+    for value, placed in ((False, {"x": "c", "huge": None}), (None, {"x": "c", "huge": None}),
+                          (0, {"x": "c", "huge": None}), (1, {"x": None, "huge": None}),
+                          (True, {"x": None, "huge": None})):
+        copy = Distributor.from_dict(before)
+        assert copy.attempt_assign_loads(loads(("x", 1), ("huge", 99)),
+                                         all_or_nothing=value) == placed
+
+
 def test_added_nodes_go_last_or_by_score():
     prioritized = PrioritizedDistributor.from_list([{"name": "z", "resources": {"cpu": 1}}])
     prioritized.add_nodes([Node("y", {"cpu": 5})])
