@@ -1481,6 +1481,23 @@ def test_a_closed_manager_refuses_changes(tmp_path):
         memory.submit([job("b")])
 
 
+def test_rpc_answers_a_closed_manager_as_a_failure_not_bad_arguments():
+    # (code 1 said the provider's arguments were wrong)
+    manager, _ = make()
+    server = serve_rpc(manager)
+    try:
+        manager.close()
+        host, port = server.server_address[:2]
+        proxy = xmlrpc.client.ServerProxy(f"http://{host}:{port}/")
+        answer = proxy.NotifyDeleteComplete({"nodelist": [{"node_id": "vm-1"}]})
+        assert answer["code"] == 2 and answer["output"].startswith(
+            "NotifyDeleteComplete: manager: closed")
+        # (bad arguments are still code 1)
+        assert proxy.NotifyDeleteComplete({"nodelist": [{}]})["code"] == 1
+    finally:
+        server.shutdown()
+
+
 def test_files_refused_as_stores_are_left_as_they_were(tmp_path):
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")

@@ -726,7 +726,7 @@ class ElasticManager:
         the block or the save raises."""
         with self._lock:
             if self._closed:
-                raise InvalidInputError(
+                raise _ManagerClosed(
                     f"manager: closed; resume it with ElasticManager.open"
                     f"({self._store.path!r}, provider)" if self._store.path is not None
                     else "manager: closed (it kept its state in memory only)")
@@ -1241,6 +1241,11 @@ def _node_json(node: Node) -> Dict[str, Any]:
 def _node_from_json(data: Mapping[str, Any]) -> Node:
     return Node(data["name"], {k: from_json_quantity(v, "store: node", decimal_strings=True)
                                for k, v in data["resources"].items()})
+
+
+class _ManagerClosed(InvalidInputError):
+    """The manager was closed: a change could not be saved (answered over
+    XML-RPC as the manager's failure, code 2, not as bad parameters)."""
 
 
 class _ClockFailed(Exception):

@@ -6,7 +6,7 @@ from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
 from ..errors import LighthouseException
 from ..service import BoundedThreads
-from .manager import ElasticManager
+from .manager import ElasticManager, _ManagerClosed
 from .store import StoreError
 
 __all__ = ["serve_rpc", "RPCServer", "SUCCESS", "BADARGS", "ERROR"]
@@ -91,7 +91,8 @@ def serve_rpc(manager: ElasticManager, host: str = "127.0.0.1", port: int = 0) -
     struct (the last three with ``nodelist``). Each answers a ProtoGENI
     response struct ``{"code": 0, "value": ..., "output": ""}``. Bad
     parameters answer ``code`` 1 and the error message in ``output``, and
-    so does a body that is not an XML-RPC call; any other failure code 2;
+    so does a body that is not an XML-RPC call; any other failure (a store
+    that cannot be written, a closed manager) code 2;
     only a method that is not one of these answers a fault (XML-RPC's own).
     ``port=0`` picks a free port (read it from ``server_address``). The
     manager's lock serialises these calls with its manage loop.
@@ -133,7 +134,7 @@ def _answering(method: Callable[[Any], Any], name: str) -> Callable[..., Dict[st
                                               "answer (the answer echoes the entries)")
         try:
             value = method(params)
-        except StoreError as error:  # (not the caller's arguments: the manager's store)
+        except (StoreError, _ManagerClosed) as error:  # (not the caller's arguments)
             return _response(ERROR, "", f"{name}: {error}")
         except LighthouseException as error:
             return _response(BADARGS, "", f"{name}: {error}")
