@@ -24,7 +24,7 @@ from pylighthouse import (BinPackDistributor, DuplicateNameError, InvalidInputEr
                           RoundRobinDistributor, UnknownNameError, __version__, plan_scale_up)
 from pylighthouse.cli import main
 from pylighthouse.elastic import (API_VERSION, CycleReport, ElasticManager, Provider,
-                                  SimulatedProvider, serve_rpc)
+                                  ProviderError, SimulatedProvider, serve_rpc)
 from pylighthouse.elastic.command import load_config
 from pylighthouse.elastic.store import STORE_FORMAT, Store, StoreError
 from pylighthouse.errors import shown
@@ -243,11 +243,15 @@ def test_a_step_undone_leaves_nothing_of_it_in_the_report():
     # (the poll answered a name that is not a string: the step raised
     # after vm-1 joined, and was undone; the report said vm-1 was added)
     class Odd(SimulatedProvider):
+        odd = False
+
         def poll(self):
-            return {**super().poll(), 7: "creating"}
-    manager = ElasticManager(PrioritizedDistributor([]), Odd(), PLANNED, intervals={"add": 0})
+            return {**super().poll(), 7: "creating"} if self.odd else super().poll()
+    provider = Odd()
+    manager = ElasticManager(PrioritizedDistributor([]), provider, PLANNED, intervals={"add": 0})
     manager.submit([{"name": "job", "requirements": {"cpu": 1}}])
     assert manager.manage_once().requested == ["vm-1"]
+    provider.odd = True
     report = manager.manage_once()
     assert report.errors and report.errors[0].startswith("poll: ")
     assert report.added == [] and manager.nodes == () and manager.creating == ("vm-1",)
@@ -386,6 +390,39 @@ class SlowDelete(SimulatedProvider):
         super().delete_nodes(self.going)
         self.going = []
         return super().poll()
+
+
+def test_no_node_is_asked_for_in_a_cycle_whose_poll_failed():
+    # (a creation that raised after making one node forgot its names; the
+    # next cycle's poll failed, and scale-up asked for two more under
+    # max_nodes=2: the provider held three)
+    class Partial(SimulatedProvider):
+        partial = False
+
+        def create_nodes(self, nodes):
+            if self.partial:
+                self.partial = False
+                super().create_nodes(nodes[:1])
+                raise ProviderError("timed out")
+            super().create_nodes(nodes)
+
+    provider = Partial(ready_after=5)
+    manager, _ = make(provider=provider, max_nodes=2, intervals={"add": 0, "delete": 0})
+    manager.submit([job("j0", 4), job("j1", 4)])
+    provider.partial = True
+    report = manager.manage_once()
+    assert report.requested == [] and list(provider.held) == ["vm-1"]
+    provider.fail_next("poll")
+    report = manager.manage_once()
+    assert report.requested == [] and report.errors == [
+        "poll: ProviderError: poll: injected failure"]
+    assert list(provider.held) == ["vm-1"]  # (not known until a poll shows it)
+    report = manager.manage_once()  # (the poll shows vm-1: given back, and counted)
+    assert report.deleted == ["vm-1"] and len(provider.held) <= 2
+    for _ in range(8):
+        manager.manage_once()
+        check_provider(manager, provider, 2)
+    assert manager.pending == () and len(manager.nodes) == 2
 
 
 def test_a_deletion_the_provider_lost_is_asked_again_while_it_lists_the_node():
@@ -695,6 +732,8 @@ def test_resource_values_are_kept_for_the_nodes_the_manager_holds_only():
     # (and a node that never joins takes its value with it)
     manager.notify_delete_pending([{"node_id": "vm-2", "max_wait_time": 0}])
     assert manager.set_resource_values([]) == {"vm-1": 0.25}
+    manager.notify_delete_complete([{"node_id": "vm-1"}])  # (taken while being created)
+    assert manager.creating == () and manager._parts()["values"] == {}
 
 
 def test_values_of_nodes_not_held_in_a_store_kept_before_are_dropped(tmp_path):
@@ -900,9 +939,9 @@ def test_a_provider_call_that_raises_leaves_the_step_undone_and_is_reported(meth
         assert {**after, "serial": {}} == before and manager.creating == ()
         assert provider.held == {}
     else:
-        # a failed poll changes nothing; the rest of the cycle still runs
-        assert report.requested == ["vm-1"]
-        assert after["requested"] == [{"name": "vm-1", "resources": {"cpu": 4, "mem": 8}}]
+        # a failed poll changes nothing; the rest of the cycle runs, but for
+        # scale-up (what the provider holds is not known)
+        assert report.requested == [] and after == before
     report = manager.manage_once(force=True)
     assert report.errors == []
     settle(manager, 2)

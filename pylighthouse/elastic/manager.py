@@ -351,7 +351,9 @@ class ElasticManager:
 
         With ``force``, scaling up and down ignore their intervals. Each step
         is saved before the next begins; a provider call that raises undoes
-        its step only, and its line goes to the report's ``errors``.
+        its step only, and its line goes to the report's ``errors``. A cycle
+        whose poll failed does not scale up (what the provider holds is not
+        known then).
 
         Cost: the poll, one placement of the queue (and, in a cycle where it
         places some of the waiting work but not all, up to three more on
@@ -361,12 +363,15 @@ class ElasticManager:
         """
         report = CycleReport()
         with self._lock:
-            self._step(report, "poll", lambda: self._reconcile(report))
+            polled = self._step(report, "poll", lambda: self._reconcile(report))
             if self._deleting:
                 self._step(report, "delete_nodes", lambda: self._give_back(report))
             with self._change():
                 self._place_pending(report)
-            if self._waiting() and (force or self._due("add", report)):
+            # (not without a poll: a creation that raised after part of its
+            # work left nodes no record names, which only a poll shows, and
+            # the room under max_nodes cannot be known before)
+            if polled and self._waiting() and (force or self._due("add", report)):
                 self._step(report, "create_nodes", lambda: self._scale_up(report))
             if self._config["enable_delete"] and (force or self._due("delete", report)) \
                     and not self._waiting_for_room():
@@ -488,6 +493,9 @@ class ElasticManager:
         entries = _nodelist(nodelist, "nodelist", wait=False)
         with self._change():
             gone = list(dict.fromkeys(name for name, _, _ in entries))
+            for name in gone:
+                if name in self._requested:  # (a node that never joined: its value goes)
+                    self._values.pop(name, None)
             self._requested = {k: v for k, v in self._requested.items() if k not in gone}
             self._deleting = [name for name in self._deleting if name not in gone]
             self._going = [name for name in self._going if name not in gone]
@@ -705,9 +713,10 @@ class ElasticManager:
 
     # ----------------------------------------------------------- helpers
 
-    def _step(self, report: CycleReport, call: str, action: Callable[[], None]) -> None:
+    def _step(self, report: CycleReport, call: str, action: Callable[[], None]) -> bool:
         """Run ``action`` as one saved step; if it raises, undo it, and what
-        it wrote in ``report``, and report the error."""
+        it wrote in ``report``, and report the error. Return whether it ran
+        through."""
         written = {field: _copy(value)
                    for field, value in attr.asdict(report, recurse=False).items()}
         try:
@@ -719,6 +728,8 @@ class ElasticManager:
             for field, value in written.items():
                 setattr(report, field, value)
             report.errors.append(f"{call}: {_failure(error)}")
+            return False
+        return True
 
     @contextlib.contextmanager
     def _change(self) -> Iterator[None]:
