@@ -28,7 +28,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
 from .explain import Explanation, shape_of
 from .fit import CORDONED, MISSING, Reason, count_below, reason_of
 from .index import NodeIndex, NodeOrder, RubricOrder
-from .model import Node, Workload, check_fields, check_name
+from .model import Node, Workload, check_fields, check_flag, check_name
 from .nowhere import nowhere_lines
 from .quantities import (EXACT, ZERO, from_json_quantity, to_json_quantity, to_number,
                          use_context)
@@ -260,20 +260,6 @@ class NodeState:
 
 def _plain(quantities: Mapping[str, Decimal]) -> Dict[str, Any]:
     return {key: to_number(value) for key, value in quantities.items()}
-
-
-def _flag(value: Any, what: str) -> bool:
-    """``value`` as a bool: True, False, or a number equal to 1 or 0 (a
-    NumPy bool too), None as False; anything else, a string above all, is
-    refused."""
-    if value is None:
-        return False
-    try:
-        if not isinstance(value, (str, bytes)) and (value == True or value == False):  # noqa: E712
-            return bool(value)
-    except Exception:  # noqa: BLE001 - a value that cannot say (an array): refused below
-        pass
-    raise InvalidTypeError(f"{what}: expected True or False, got {shown(value)}")
 
 
 def _single_or_many(names: Any, what: str) -> List[Any]:
@@ -586,8 +572,8 @@ class Distributor:
         worst), and O(R log N) to book the placement. See
         :doc:`/performance`.
         """
-        return self._assign(self._accept_workloads(workloads), _flag(all_or_nothing,
-                                                                     "all_or_nothing"))
+        return self._assign(self._accept_workloads(workloads), check_flag(
+            all_or_nothing, "all_or_nothing"))
 
     @_changing
     def release_loads(self, names: Iterable[Union[str, Workload]]) -> Dict[str, str]:

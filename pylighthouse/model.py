@@ -28,6 +28,21 @@ def valid_unicode(text: str) -> bool:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def check_flag(value: Any, what: str) -> bool:
+    """``value`` as a bool: True, False, or a number equal to 1 or 0 (a
+    NumPy bool too), None as False; anything else, a string above all, is
+    refused."""
+    if value is None:
+        return False
+    try:
+        if not isinstance(value, (str, bytes, complex)) and \
+                (value == True or value == False):  # noqa: E712 - 1, 0, NumPy bools too
+            return bool(value)
+    except Exception:  # noqa: BLE001 - a value that cannot say (an array): refused below
+        pass
+    raise InvalidTypeError(f"{what}: expected True or False, got {shown(value)}")
+
+
 def check_name(value: Any, where: str) -> str:
     """Return ``value`` if it is a non-empty string of valid Unicode (no lone
     surrogate), else raise naming ``where``."""

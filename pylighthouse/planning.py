@@ -192,7 +192,9 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     waiting (not given every template's reason) are listed in
     ``unplaceable`` with ``max_new_nodes=<cap> reached;`` before the
     one-line explanation of the planned cluster (more nodes might place
-    them, not always: see the planning docs), and without it otherwise.
+    them, not always: see the planning docs), and without it otherwise; a
+    workload set aside with every template's reason gets the note only
+    when the cap cut the nodes tried for the work in its way.
     The distributor is not changed.
 
     Raises:
@@ -238,7 +240,7 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
             reason = search.homeless[load.name]
             if load.name in search.stuck:  # (an open node had room for it: see unstick)
                 reason = f"{reason}; {final.explain(load)}"
-                if capped:
+                if capped and search.capped:  # (the cap cut the nodes tried for it)
                     reason = f"max_new_nodes={limit} reached; {reason}"
             unplaceable[load.name] = reason
         elif capped:
@@ -322,6 +324,8 @@ class _Search:
                  for load in loads if load.name in self.homeless)
         # (per such workload, the open nodes that had room for it)
         self.stuck: Dict[str, List[str]] = {name: where for name, where in rooms if where}
+        # (whether the cap cut the nodes :meth:`unstick` would have tried)
+        self.capped = False
 
     # ------------------------------------------------------------ trials
 
@@ -386,6 +390,8 @@ class _Search:
     def best(self, limit: Optional[int]) -> Mix:
         """The best mix found within ``limit`` new nodes."""
         if limit == 0 or not (self.waiting or self.stuck):
+            if limit == 0 and self.stuck:
+                self.unstick((), 0)  # (for :attr:`capped` only)
             return ()
         # One new node per hostable pending workload is enough in practice.
         # Not one per waiting workload: new nodes can draw workloads away
@@ -420,7 +426,9 @@ class _Search:
         (the fewest, where more nodes never leave more waiting). The best by
         (every workload waiting, nodes, cost) is kept, ``mix`` on a tie;
         within ``ceiling`` nodes in all. O(log D) trials per template, one
-        where new nodes do not help.
+        where new nodes do not help. Where ``ceiling`` cuts D, sets
+        :attr:`capped` if D nodes would have placed a stuck workload (one
+        more trial).
         """
         if not self.stuck:
             return mix
@@ -433,7 +441,12 @@ class _Search:
         room = ceiling - len(mix)
         best = mix
         for index in range(len(self.templates)):
-            most = min(room, sum(1 for load in displacers if self.hosts(index, load)))
+            hosted = sum(1 for load in displacers if self.hosts(index, load))
+            most = min(room, hosted)
+            if most < hosted and not self.capped:
+                # (the cap cuts them: say so if the nodes cut would place one)
+                _, freed = self.run(mix + (index,) * hosted)
+                self.capped = any(freed[name] is not None for name in waiting)
             if not most:
                 continue
             goal = self.missing(mix + (index,) * most, True)

@@ -25,7 +25,7 @@ from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      SHOWN_LIMIT, LighthouseException, json_path, quoted,
                      short_path)
 from .errors import shown as describe_number
-from .model import Node, Workload, _quick_workload, valid_unicode
+from .model import Node, Workload, _quick_workload, check_flag, valid_unicode
 from .quantities import MAX_EXPONENT, RANGE, from_json_quantity
 from .rubric import Rubric
 
@@ -349,7 +349,8 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
 
     Raises:
         InvalidTypeError: ``problem`` is not a :class:`Problem` (for JSON,
-            call :func:`load_problem` first).
+            call :func:`load_problem` first), or ``partial`` is not True,
+            False or None (1 and 0 too).
 
     Cost: that of :meth:`~pylighthouse.Distributor.attempt_assign_loads`,
     plus, when some workload is left over, O(N x R) for each distinct
@@ -362,8 +363,7 @@ def solve(problem: Problem, partial: Optional[bool] = None) -> Outcome:
     if not isinstance(problem, Problem):
         raise InvalidTypeError(
             f"problem: expected a Problem (from load_problem), got {type(problem).__name__}")
-    if partial is None:
-        partial = bool(problem.partial)
+    partial = bool(problem.partial) if partial is None else check_flag(partial, "partial")
     distributor = build_distributor(problem)
     assignments = distributor.attempt_assign_loads(problem.workloads, all_or_nothing=not partial)
     if all(node is not None for node in assignments.values()):

@@ -831,6 +831,11 @@ def test_bad_settings_are_refused():
         "intervals: unknown key '" + "r" * 60 + "'... (5000 characters) (valid: add, delete)"
     with pytest.raises(InvalidTypeError, match="distributor"):
         ElasticManager([], provider, VM)
+    # (enable_delete takes what all_or_nothing takes: True, False, 1, 0, None)
+    with pytest.raises(InvalidTypeError, match="enable_delete: expected True or False, got 'yes'"):
+        ElasticManager(PrioritizedDistributor([]), provider, VM, enable_delete="yes")
+    assert ElasticManager(PrioritizedDistributor([]), provider, VM,
+                          enable_delete=1).settings["enable_delete"] is True
     with pytest.raises(InvalidInputError, match="ready_after"):
         SimulatedProvider(ready_after=-1)
 

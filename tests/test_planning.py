@@ -472,6 +472,18 @@ def test_new_nodes_draw_ordinary_work_off_the_node_a_special_workload_needs():
                  "0/1 nodes fit: 1 insufficient cpu (needs 1, most left 0)"}
     plan = plan_scale_up(cluster, pending, Node("cpu", {"cpu": 4, "gpu": 0}), max_new_nodes=0)
     assert plan.unplaceable["train"].startswith("max_new_nodes=0 reached; no template can")
+    # (the cap is named only where more nodes would place it: with
+    # Prioritized new nodes draw nothing off n1, and the plan is the same
+    # with or without the cap)
+    cluster = PrioritizedDistributor([Node("n1", {"cpu": 4, "gpu": 10})])
+    pending = [Workload(f"s{n}", {"cpu": 2}) for n in range(4)] + \
+        [Workload("big", {"cpu": 1, "gpu": 1})]
+    for cap in (None, 1):
+        plan = plan_scale_up(cluster, pending, {"name": "b", "resources": {"cpu": 4}},
+                             max_new_nodes=cap)
+        assert [node.name for node in plan.new_nodes] == ["b-1"]
+        assert list(plan.unplaceable) == ["big"]
+        assert plan.unplaceable["big"].startswith("no template can host it")
 
 
 def test_work_drawn_off_a_special_node_is_counted_by_halving_not_one_count_at_a_time():

@@ -497,6 +497,13 @@ def test_parse_json_and_solve_refuse_the_wrong_types_with_the_library_errors():
         parse_json(None)
     with pytest.raises(InvalidTypeError, match="expected a Problem"):
         solve(tour("Prioritized"))
+    # (partial="false" placed what fit, as "no" and 2 did: read by its truth)
+    problem = load_problem(tour("Prioritized"))
+    for flag in ("false", "no", 2, []):
+        with pytest.raises(InvalidTypeError, match="partial: expected True or False"):
+            solve(problem, partial=flag)
+    assert solve(problem, partial=1).partial is True
+    assert solve(problem, partial=0).partial is False
 
 
 def test_a_json_string_is_not_decoded_twice():

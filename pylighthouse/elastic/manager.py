@@ -19,7 +19,7 @@ from ..distributors import Distributor, workload_from_json, workload_json
 from ..errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                       LighthouseException, UnknownNameError, counted, shown)
 from ..fit import reason_of
-from ..model import Node, Workload
+from ..model import Node, Workload, check_flag
 from ..planning import _orders, accept_templates, plan_scale_down, plan_scale_up
 from ..quantities import from_json_quantity, seconds_of, to_json_quantity, to_quantity
 from .provider import FAILED, READY, Provider, _count as _whole
@@ -1197,18 +1197,12 @@ def _limits(min_nodes: Any, max_nodes: Any, enable_delete: Any,
     config: Dict[str, Any] = {
         "min_nodes": _whole(min_nodes, "min_nodes"),
         "max_nodes": None if max_nodes is None else _whole(max_nodes, "max_nodes"),
-        "enable_delete": _flag(enable_delete, "enable_delete"),
+        "enable_delete": check_flag(enable_delete, "enable_delete"),
         "intervals": _intervals(intervals)}
     if config["max_nodes"] is not None and config["max_nodes"] < config["min_nodes"]:
         raise InvalidInputError(
             f"max_nodes: must be at least min_nodes ({min_nodes}), got {max_nodes}")
     return config
-
-
-def _flag(value: Any, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{what}: expected true or false, got {type(value).__name__}")
-    return value
 
 
 def _intervals(value: Optional[Mapping[str, Any]]) -> Dict[str, float]:
