@@ -417,17 +417,18 @@ class _Search:
         had room for them as the plan began (``stuck``): other pending work
         took that room, and new nodes may draw it away.
 
-        The pending workloads placed in that trial on the nodes where a
-        stuck one would fit (its *displacers*) are counted per template that
-        can host them, D. Adding D nodes of the template gives each of them
-        a node of its own: if that places no more workloads than ``mix``,
-        no count of the template is taken to (one trial); else the fewest
-        that leave as few waiting as D does are searched for by halving
-        (the fewest, where more nodes never leave more waiting). The best by
-        (every workload waiting, nodes, cost) is kept, ``mix`` on a tie;
-        within ``ceiling`` nodes in all. O(log D) trials per template, one
-        where new nodes do not help. Where ``ceiling`` cuts D, sets
-        :attr:`capped` if D nodes would have placed a stuck workload (one
+        Per template that can host some pending workload, ``mix`` is given
+        as many more nodes as ``ceiling`` allows (one a hostable workload, as
+        many as any plan has): if that places no more workloads than
+        ``mix``, no count of the template is taken (one trial); else the
+        fewest that leave as few waiting are searched for by halving (the
+        fewest where more nodes never leave more waiting; RoundRobin's
+        cursor can make a count in between place less, and halving may then
+        settle above the fewest). The best by (every workload waiting,
+        nodes, cost) is kept, ``mix`` on a tie. O(log C) trials per template
+        for C nodes allowed, one where new nodes do not help. Where the cap
+        keeps ``ceiling`` below one node a hostable workload, sets
+        :attr:`capped` if that many would have placed a stuck workload (one
         more trial).
         """
         if not self.stuck:
@@ -436,18 +437,18 @@ class _Search:
         waiting = [name for name in self.stuck if result[name] is None]
         if not waiting:
             return mix
-        wanted = {node for name in waiting for node in self.stuck[name]}
-        displacers = [load for load in self.loads if result[load.name] in wanted]
         room = ceiling - len(mix)
+        hostable = len(self.loads) - len(self.homeless)
         best = mix
         for index in range(len(self.templates)):
-            hosted = sum(1 for load in displacers if self.hosts(index, load))
-            most = min(room, hosted)
-            if most < hosted and not self.capped:
+            if not any(self.hosts(index, load) for load in self.loads):
+                continue
+            if room < hostable - len(mix) and not self.capped:
                 # (the cap cuts them: say so if the nodes cut would place one)
-                _, freed = self.run(mix + (index,) * hosted)
+                _, freed = self.run(mix + (index,) * (hostable - len(mix)))
                 self.capped = any(freed[name] is not None for name in waiting)
-            if not most:
+            most = room
+            if most <= 0:
                 continue
             goal = self.missing(mix + (index,) * most, True)
             if goal >= self.missing(mix, True):

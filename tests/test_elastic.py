@@ -454,6 +454,32 @@ def test_a_deletion_the_provider_lost_is_asked_again_while_it_lists_the_node():
     check_provider(manager, provider, 1)
 
 
+def test_a_node_given_back_again_is_on_the_books_once(tmp_path):
+    # (given back again while its first request was still counted, it was
+    # both to be given back and given back: a failed delete then left a
+    # store that would not open, "also to be given back")
+    class Forgetful(SimulatedProvider):
+        def delete_nodes(self, names):
+            self._fault("delete_nodes")  # (raises when told to; else the request is lost)
+
+    path = str(tmp_path / "m.db")
+    provider = Forgetful()
+    manager, _ = make(provider=provider, max_nodes=1, enable_delete=True,
+                      intervals={"add": 0, "delete": 0}, store=path)
+    manager.submit([job("a")])
+    settle(manager, 2)
+    manager.finish(["a"])
+    assert manager.manage_once().deleted == ["vm-1"]
+    provider.fail_next("delete_nodes")
+    report = manager.manage_once()
+    assert report.errors == ["delete_nodes: ProviderError: delete_nodes: injected failure"]
+    assert manager.deleting == ("vm-1",)
+    manager.close()
+    resumed = ElasticManager.open(path, provider, clock=Clock())
+    assert resumed.deleting == ("vm-1",) and resumed.manage_once().deleted == ["vm-1"]
+    resumed.close()
+
+
 def test_a_store_kept_before_nodes_given_back_were_counted_opens(tmp_path):
     # (its parts lack "going": nothing given back was counted then)
     import sqlite3
