@@ -32,6 +32,8 @@ def check_flag(value: Any, what: str) -> bool:
     """``value`` as a bool: True, False, or a number equal to 1 or 0 (a
     NumPy bool too), None as False; anything else, a string above all, is
     refused."""
+    if type(value) is bool:
+        return value
     if value is None:
         return False
     try:

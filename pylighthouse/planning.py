@@ -213,7 +213,7 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     and per node the trimming pass tries to drop or cheapen. Where a
     workload no template hosts waits though an open node had room for it,
     one more trial per template, or, where new nodes place more, about
-    log2 of the number of workloads placed on such nodes. Prioritized and
+    log2 of the number of nodes the plan may add. Prioritized and
     RoundRobin do all this for both orders (once if they agree), after an
     O(W x R + W log W) sort.
     """
@@ -318,9 +318,8 @@ class _Search:
         # (of those, the ones an open node could take with the room it has
         # now: they wait because other pending work took that room first,
         # which new nodes may draw away; see :meth:`unstick`)
-        self.open = [state for state in states if not state.cordoned]
-        rooms = ((load.name, [state.name for state in self.open
-                              if check_fit(state.remaining, load) is None])
+        rooms = ((load.name, [state.name for state in states if not state.cordoned
+                              and check_fit(state.remaining, load) is None])
                  for load in loads if load.name in self.homeless)
         # (per such workload, the open nodes that had room for it)
         self.stuck: Dict[str, List[str]] = {name: where for name, where in rooms if where}
@@ -447,14 +446,13 @@ class _Search:
                 # (the cap cuts them: say so if the nodes cut would place one)
                 _, freed = self.run(mix + (index,) * (hostable - len(mix)))
                 self.capped = any(freed[name] is not None for name in waiting)
-            most = room
-            if most <= 0:
+            if room <= 0:
                 continue
-            goal = self.missing(mix + (index,) * most, True)
+            goal = self.missing(mix + (index,) * room, True)
             if goal >= self.missing(mix, True):
                 continue  # (new nodes of this template place nothing more)
             # (by halving: ``fewer`` nodes leave more waiting, ``enough`` do not)
-            fewer, enough = 0, most
+            fewer, enough = 0, room
             while enough - fewer > 1:
                 middle = (fewer + enough) // 2
                 if self.missing(mix + (index,) * middle, True) <= goal:

@@ -291,6 +291,12 @@ def _header_text(value: str) -> str:
         return value
 
 
+def _too_long(length: int, limit: int) -> str:
+    """The 413 message of a body announced longer than the limit (the
+    application's and, under waitress, the server's own refusal)."""
+    return f"the body is {length} bytes; the limit is {limit} (max_body_bytes)"
+
+
 def _body(environ: Dict[str, Any], limit: int) -> bytes:
     stream = environ["wsgi.input"]
     declared = environ.get("CONTENT_LENGTH") or ""
@@ -311,8 +317,7 @@ def _body(environ: Dict[str, Any], limit: int) -> bytes:
                            f"is {limit} (max_body_bytes)")
     length = int(digits)
     if length > limit:
-        raise _Answer(413, f"the body is {length} bytes; the limit is {limit} "
-                           f"(max_body_bytes)")
+        raise _Answer(413, _too_long(length, limit))
     body = _read(stream, length)
     if len(body) < length:
         raise _Answer(400, f"the body ended after {len(body)} of the {length} bytes "
@@ -652,9 +657,7 @@ def _json_refusals(httpd: Any, limit: int) -> None:
             length = getattr(self.request, "content_length", 0) or 0
             if error.code == 413:
                 cap = self.channel.server.adj.max_request_body_size
-                message = (f"the body is {length} bytes; the limit is {limit} "
-                           f"(max_body_bytes)"
-                           if length > limit else
+                message = (_too_long(length, limit) if length > limit else
                            f"the chunked body came to over {cap - 1} bytes with its framing; "
                            f"the limit is {limit} bytes of body (max_body_bytes)")
             else:

@@ -1795,6 +1795,15 @@ def test_get_version():
     assert manager.get_version() == {"version": __version__, "api": API_VERSION}
 
 
+def rpc_body(host, port, body):
+    """POST an XML-RPC body written by hand; return the one value answered."""
+    request = urllib.request.Request(f"http://{host}:{port}/", data=body.encode(),
+                                     headers={"Content-Type": "text/xml"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        (answer,), _ = xmlrpc.client.loads(reply.read())
+    return answer
+
+
 def test_rpc_answers_protogeni_structs_and_never_faults():
     manager, provider = make(RoundRobinDistributor([]))
     manager.submit([job("a", 4)])
@@ -1835,10 +1844,7 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         body = xmlrpc.client.dumps(({"nodelist": [{"node_id": node, "max_wait_time": 7}]},),
                                    "NotifyDeletePending")
         body = body.replace("<int>7</int>", "<i8>99999999999</i8>")
-        request = urllib.request.Request(f"http://{host}:{port}/", data=body.encode(),
-                                         headers={"Content-Type": "text/xml"})
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            (answer,), _ = xmlrpc.client.loads(reply.read())
+        answer = rpc_body(host, port, body)
         assert answer["code"] == 1 and answer["output"] == (
             "NotifyDeletePending: nodelist[0].max_wait_time: 99999999999, past 32 bits, which "
             "XML-RPC cannot answer (the answer echoes the entries)")
@@ -1855,10 +1861,7 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
                      xmlrpc.client.dumps((1,), methodresponse=True),  # (no methodName)
                      body.replace("<i8>99999999999</i8>", "<int>abc</int>"),
                      marked.replace("<value><string>MARK</string></value>", deep)]:
-            request = urllib.request.Request(f"http://{host}:{port}/", data=made.encode(),
-                                             headers={"Content-Type": "text/xml"})
-            with urllib.request.urlopen(request, timeout=10) as reply:
-                (answer,), _ = xmlrpc.client.loads(reply.read())  # (a fault would raise)
+            answer = rpc_body(host, port, made)  # (a fault would raise)
             assert answer["code"] == 1 and answer["output"], made[:60]
         # (the place of the value nested too deep is named)
         assert answer["output"] == ("NotifyDeletePending: nodelist[0].x: nested too deep, which "
@@ -1873,10 +1876,7 @@ def test_rpc_answers_protogeni_structs_and_never_faults():
         body = xmlrpc.client.dumps(({"nodelist": [{"node_id": node, "value": 7}]},),
                                    "SetResourceValues")
         body = body.replace("<int>7</int>", "<bigdecimal>0.5</bigdecimal>")
-        request = urllib.request.Request(f"http://{host}:{port}/", data=body.encode(),
-                                         headers={"Content-Type": "text/xml"})
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            (answer,), _ = xmlrpc.client.loads(reply.read())
+        answer = rpc_body(host, port, body)
         assert answer == {"code": 0, "value": {node: 0.5}, "output": ""}
     finally:
         server.shutdown()

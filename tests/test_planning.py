@@ -506,6 +506,24 @@ def test_work_drawn_off_a_special_node_is_counted_by_halving_not_one_count_at_a_
     assert len(plan.new_nodes) == 199 and list(plan.unplaceable) == ["train-199"]
 
 
+def fewest_waiting(cluster, pending, template, order):
+    """(waiting, count) at its least over every count of ``template``, from
+    none to one a workload and one more, ``pending`` (workloads or dicts)
+    submitted in ``order``, new nodes named as the planner names them."""
+    by_name = {load["name"] if isinstance(load, dict) else load.name: load for load in pending}
+    taken = {node.name for node in cluster.nodes}
+    names = [name for name in (f"{template['name']}-{n}" for n in range(1, 2 * len(pending) + 2))
+             if name not in taken]
+
+    def waiting(count):
+        copy = Distributor.from_dict(cluster.to_dict())
+        copy.add_nodes([Node(name, template["resources"]) for name in names[:count]])
+        result = copy.attempt_assign_loads([by_name[name] for name in order])
+        return list(result.values()).count(None)
+
+    return min((waiting(count), count) for count in range(len(pending) + 2))
+
+
 def _tagged_case(seed):
     """A seeded cluster where some nodes bear the tag ``ssd`` (no template
     has it), some work already placed, some nodes cordoned; pending work,
@@ -567,19 +585,8 @@ def test_a_round_robin_plan_takes_the_count_that_places_a_tagged_workload():
 def test_seeded_one_template_plans_leave_as_few_waiting_as_any_count(seed):
     cluster, pending, template = _tagged_case(seed)
     plan = plan_scale_up(cluster, pending, template)
-    by_name = {load.name: load for load in pending}
-    taken = {node.name for node in cluster.nodes}
-    names = [name for name in (f"{template['name']}-{n}" for n in range(1, 2 * len(pending) + 2))
-             if name not in taken]
-
-    def waiting(count):
-        copy = Distributor.from_dict(cluster.to_dict())
-        copy.add_nodes([Node(name, template["resources"]) for name in names[:count]])
-        result = copy.attempt_assign_loads([by_name[name] for name in plan.order])
-        return list(result.values()).count(None)
-
     assert (len(plan.unplaceable), len(plan.new_nodes)) <= \
-        min((waiting(count), count) for count in range(len(pending) + 2))
+        fewest_waiting(cluster, pending, template, plan.order)
 
 
 @settings(max_examples=300, deadline=None)
@@ -590,19 +597,8 @@ def test_one_template_plans_leave_as_few_waiting_as_any_count_of_it(distributor,
     # other pending work took those nodes; every count of the template
     # up to one a workload, in the plan's order, leaves no fewer waiting)
     plan = plan_scale_up(distributor, pending, template)
-    by_name = {load["name"]: load for load in pending}
-    taken = {node.name for node in distributor.nodes}
-    names = [name for name in (f"{template['name']}-{n}" for n in range(1, 2 * len(pending) + 2))
-             if name not in taken]
-
-    def waiting(count):
-        copy = Distributor.from_dict(distributor.to_dict())
-        copy.add_nodes([Node(name, template["resources"]) for name in names[:count]])
-        result = copy.attempt_assign_loads([by_name[name] for name in plan.order])
-        return list(result.values()).count(None)
-
-    fewest = min((waiting(count), count) for count in range(len(pending) + 2))
-    assert (len(plan.unplaceable), len(plan.new_nodes)) <= fewest
+    assert (len(plan.unplaceable), len(plan.new_nodes)) <= \
+        fewest_waiting(distributor, pending, template, plan.order)
 
 
 @settings(max_examples=200, deadline=None)

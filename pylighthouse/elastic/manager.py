@@ -457,7 +457,6 @@ class ElasticManager:
                     # (given back in the next cycle, and counted against
                     # max_nodes until then: the provider still holds it)
                     del self._requested[name]
-                    self._values.pop(name, None)
                     self._retire(name)
                     if name not in self._deleting:
                         self._deleting.append(name)
@@ -493,9 +492,6 @@ class ElasticManager:
         entries = _nodelist(nodelist, "nodelist", wait=False)
         with self._change():
             gone = list(dict.fromkeys(name for name, _, _ in entries))
-            for name in gone:
-                if name in self._requested:  # (a node that never joined: its value goes)
-                    self._values.pop(name, None)
             self._requested = {k: v for k, v in self._requested.items() if k not in gone}
             self._deleting = [name for name in self._deleting if name not in gone]
             self._going = [name for name in self._going if name not in gone]
@@ -525,8 +521,8 @@ class ElasticManager:
                 raise InvalidInputError(f"nodelist[{index}]: node {name!r}: missing field 'value'")
             values[name] = _resource_value(item["value"], f"nodelist[{index}]: node {name!r}")
         with self._change():
-            self._values.update((name, value) for name, value in values.items()
-                                if self._has(name) or name in self._requested)
+            self._values.update(values)
+            self._keep_held_values()
             return {name: float(value) for name, value in self._values.items()}
 
     def get_version(self) -> Dict[str, Any]:
@@ -548,7 +544,6 @@ class ElasticManager:
                 report.added.append(name)
             elif status is None or status == FAILED:
                 del self._requested[name]
-                self._values.pop(name, None)
                 report.failed.append(name)
                 if status == FAILED:
                     self._deleting.append(name)
@@ -796,7 +791,6 @@ class ElasticManager:
     def _forget(self, name: str) -> None:
         self._retire(name)
         self._revocations.pop(name, None)
-        self._values.pop(name, None)
         if name in self._static:
             self._static.remove(name)
 
@@ -977,8 +971,7 @@ class ElasticManager:
                                             f"to 1, got {shown(value)}")
             # (a store written before values were kept for held nodes only
             # may hold others: dropped, as no node of their name can come)
-            self._values = {name: value for name, value in self._values.items()
-                            if name in known or name in self._requested}
+            self._keep_held_values()
         with _reading_part("marks"):
             marks = _map_part(parts, "marks", _time_or_none, "times")
             if set(marks) != {"add", "delete"}:
@@ -999,7 +992,17 @@ class ElasticManager:
                                         f"also {where} (the store is damaged)")
             queued[load.name] = None
 
+    def _keep_held_values(self) -> None:
+        """Drop the resource values of nodes the manager no longer holds (in
+        the cluster or being created): a node's value goes with the node,
+        however it goes. O(V) for V values."""
+        if any(name not in self._requested and not self._has(name) for name in self._values):
+            self._values = {name: value for name, value in self._values.items()
+                            if name in self._requested or self._has(name)}
+
     def _commit(self) -> None:
+        # (every change ends here, so the values follow the nodes held)
+        self._keep_held_values()
         parts = self._parts()
         if parts == getattr(self, "_committed", None):
             return  # nothing changed: no write, no fsync
