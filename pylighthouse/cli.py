@@ -141,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Place workloads onto nodes from a JSON problem file, check such a "
                     "file, serve the HTTP endpoint, or run an elastic manager.",
         epilog=_EXAMPLES + "\nexit status: 0 all placed (or valid), 1 some not placed, "
-                           "2 bad input.",
+                           "2 bad input, 141 output pipe closed.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pylighthouse {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

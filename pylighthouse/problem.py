@@ -220,16 +220,27 @@ def _object(flaws: List[Any], pairs: List[Tuple[str, Any]]) -> Any:
     return _flaw(flaws, _Repeated(pairs))
 
 
-def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
+#: The keys whose objects map names to quantities, and those whose value is
+#: one: a number too long to read there is out of the quantities' range;
+#: anywhere else no field takes it at all.
+_QUANTITY_MAPS = frozenset({"resources", "requirements", "rubric"})
+_QUANTITY_KEYS = frozenset({"cost"})
+
+
+def _first_flaw(value: Any, path: str, stands: str = "") -> Tuple[str, str]:
     """The path of the first flaw in document order, and what it is; only
-    called when there is one. Cost: linear in the document, once."""
+    called when there is one. ``stands``: ``"quantity"`` where ``value``
+    stands for a quantity, ``"map"`` for a map of them (see
+    :data:`_QUANTITY_MAPS`). Cost: linear in the document, once."""
     if isinstance(value, _Constant):
         return path, (f"{value.name} is not JSON; write the strings "
                       f'"inf" or "-inf" for infinities')
     if isinstance(value, _Beyond):
         text = value.text if len(value.text) <= SHOWN_LIMIT \
             else value.text[:SHOWN_LIMIT] + f"... ({len(value.text)} characters)"
-        return path, f"{text} is out of range ({RANGE})"
+        if stands == "quantity":
+            return path, f"{text} is out of range ({RANGE})"
+        return path, f"{text} is a number too long or too large to read (no field here takes one)"
     pairs: Any = ()
     if isinstance(value, _Repeated):
         pairs = value.pairs
@@ -244,7 +255,13 @@ def _first_flaw(value: Any, path: str) -> Tuple[str, str]:
             if key in seen:
                 return where, f"duplicate key {quoted(key)} (each key may appear once)"
             seen.add(key)
-        found = _first_flaw(item, where)
+        if isinstance(key, int):
+            kind = ""
+        elif stands == "map":
+            kind = "quantity"
+        else:
+            kind = "map" if key in _QUANTITY_MAPS else "quantity" if key in _QUANTITY_KEYS else ""
+        found = _first_flaw(item, where, kind)
         if found[1]:
             return found
     return path, ""

@@ -299,7 +299,9 @@ def _too_long(length: int, limit: int) -> str:
 
 def _body(environ: Dict[str, Any], limit: int) -> bytes:
     stream = environ["wsgi.input"]
-    declared = environ.get("CONTENT_LENGTH") or ""
+    # (spaces and tabs around a header's value are not part of it, HTTP
+    # says; some servers hand them over)
+    declared = (environ.get("CONTENT_LENGTH") or "").strip(" \t")
     if not declared:
         chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
         if not (chunked and environ.get("wsgi.input_terminated")):

@@ -321,11 +321,22 @@ def test_running_workloads_are_checked_against_their_node():
      'invalid JSON: ["' + "k" * 60 + '"... (5000 characters)]: duplicate key "' + "k" * 60
      + '"... (5000 characters) (each key may appear once)'),
     # (numbers Python or a decimal cannot read at all: named where they are)
-    ("1" * 5000, "invalid JSON: the document: " + "1" * 60 + "... (5000 characters) is out "
-     "of range (magnitudes from 1e-300 to 1e300, at most 300 decimal places)"),
-    ("[1e999999999999999999999]", "invalid JSON: [0]: 1e999999999999999999999 is out of range"),
+    # (the quantities' range is said where a quantity stands, not elsewhere)
+    ("1" * 5000, "invalid JSON: the document: " + "1" * 60 + "... (5000 characters) is a "
+     "number too long or too large to read (no field here takes one)"),
+    ("[1e999999999999999999999]", "invalid JSON: [0]: 1e999999999999999999999 is a number "
+     "too long or too large to read"),
+    ('{"nodes": [], "workloads": [], "partial": ' + "1" * 5000 + "}",
+     "invalid JSON: partial: " + "1" * 60 + "... (5000 characters) is a number too long"),
     ('{"workloads": [{"name": "w", "requirements": {"cpu": 1e-99999999999999999999}}]}',
      "invalid JSON: workloads[0].requirements.cpu: 1e-99999999999999999999 is out of range"),
+    ('{"nodes": [{"name": "n", "resources": {"cpu": ' + "1" * 5000 + "}}]}",
+     "invalid JSON: nodes[0].resources.cpu: " + "1" * 60 + "... (5000 characters) is out "
+     "of range (magnitudes from 1e-300 to 1e300, at most 300 decimal places)"),
+    ('{"templates": [{"resources": {}, "cost": 1e999999999999999999999}]}',
+     "invalid JSON: templates[0].cost: 1e999999999999999999999 is out of range"),
+    ('{"rubric": {"cpu": 1e999999999999999999999}}',
+     "invalid JSON: rubric.cpu: 1e999999999999999999999 is out of range"),
     # (and broken as well: where it broke, as for any broken text)
     ('{"workloads": [' + "1" * 5000, "invalid JSON: Expecting ',' delimiter (line 1, "
      "column 5016)"),

@@ -376,6 +376,15 @@ def test_limits_given_in_code_or_as_options_are_held_to_the_variables_length(cap
     assert "serve: --max-rubric: a number of 23 digits; at most 18" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("sent", [" {}", "{} ", "\t{}\t "])
+def test_spaces_around_a_content_length_are_not_part_of_it(sent):
+    body = json.dumps({"nodes": [{"name": "n", "resources": {"cpu": 1}}],
+                       "workloads": [{"name": "w", "requirements": {"cpu": 1}}]}).encode()
+    status, _, answer, _ = call(make_app(), "POST", "/assign-workloads", body,
+                                CONTENT_LENGTH=sent.format(len(body)))
+    assert (status, answer["assignments"]) == (200, {"w": "n"})
+
+
 def test_a_content_length_of_other_digits_is_shown_as_sent():
     # (WSGI hands header bytes over decoded as Latin-1: UTF-8 full-width
     # digits used to show as mojibake)
