@@ -20,7 +20,7 @@ from .errors import LighthouseException, counted
 from .explain import printable
 from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
 from .progress import Progress
-from .quantities import EXACT, to_number
+from .quantities import EXACT, quantity_text
 
 __all__ = ["main", "render_table"]
 
@@ -410,16 +410,18 @@ def _gauge(figures: Dict[str, Any]) -> str:
     if capacity.is_nan() or used.is_nan():
         return "unknown"
     if capacity.is_infinite():
-        return f"unlimited ({_plain(used)} used)" if capacity > 0 else "ward (below zero)"
+        return f"unlimited ({quantity_text(used)} used)" if capacity > 0 else "ward (below zero)"
     if capacity < 0:
-        return f"shortcoming {_plain(capacity)} ({_plain(_exact(figures['free']))} left)"
+        free = quantity_text(_exact(figures["free"]))
+        return f"shortcoming {quantity_text(capacity)} ({free} left)"
     if capacity == 0:
-        return "tag" if used == 0 else f"tag ({_plain(used)} used)"
+        return "tag" if used == 0 else f"tag ({quantity_text(used)} used)"
     share = used / capacity if used.is_finite() else Decimal(1)
     filled = min(BAR_WIDTH, max(0, _rounded(share * BAR_WIDTH, used, capacity, BAR_WIDTH)))
     bar = "#" * filled + "." * (BAR_WIDTH - filled)
     over = ", over capacity" if used > capacity else ""
-    return f"[{bar}] {_plain(used)}/{_plain(capacity)} used ({_percent(used, capacity)}{over})"
+    return (f"[{bar}] {quantity_text(used)}/{quantity_text(capacity)} used "
+            f"({_percent(used, capacity)}{over})")
 
 
 def _rounded(value: Decimal, used: Decimal, capacity: Decimal, full: int) -> int:
@@ -462,10 +464,6 @@ def _summary(problem: Problem, outcome: Outcome) -> str:
 def _exact(number: Any) -> Decimal:
     return number if isinstance(number, Decimal) else Decimal(repr(number)) \
         if isinstance(number, float) else Decimal(number)
-
-
-def _plain(number: Decimal) -> str:
-    return str(to_number(number))
 
 
 # ------------------------------------------------------------------ manage

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 import attr
 
 from .fit import INSUFFICIENT, Reason
-from .quantities import to_number
+from .quantities import quantity_text
 
 __all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shortfall", "printable"]
 
@@ -100,7 +100,8 @@ def summary_parts(groups: Iterable[Tuple[Reason, int, Optional[Decimal]]]) -> Li
     for first, number, most in groups:
         if first.kind == INSUFFICIENT:
             assert first.needed is not None and most is not None
-            text = shortfall(first.resource, to_number(first.needed), to_number(most))
+            text = shortfall(first.resource, quantity_text(first.needed),
+                             quantity_text(most))
         else:
             text = str(first)
         parts.append(f"{number} {text}")

@@ -15,7 +15,7 @@ import attr
 
 from .errors import InvalidTypeError, shown
 from .model import Workload
-from .quantities import ZERO, made_quantities, to_number
+from .quantities import ZERO, made_quantities, quantity_text
 
 __all__ = ["Reason", "check_fit", "fits", "MISSING", "INSUFFICIENT", "NOT_TOLERATED",
            "CORDONED"]
@@ -59,8 +59,8 @@ class Reason:
             return "cordoned"
         if self.kind == INSUFFICIENT:
             assert self.needed is not None and self.left is not None  # set with INSUFFICIENT
-            return (f"insufficient {self.resource} (needs {to_number(self.needed)}, "
-                    f"{to_number(self.left)} left)")
+            return (f"insufficient {self.resource} (needs {quantity_text(self.needed)}, "
+                    f"{quantity_text(self.left)} left)")
         return f"{self.resource} below zero and not tolerated"
 
 

@@ -83,7 +83,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from .explain import one_line, shortfall
 from .fit import CORDONED, INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, first_refusal
 from .model import Workload
-from .quantities import ZERO, to_number
+from .quantities import ZERO, quantity_text, to_number
 
 __all__ = ["nowhere_lines", "FEW"]
 
@@ -997,9 +997,8 @@ class _Words:
     def number(self, quantity: Decimal) -> str:
         text = self.numbers.get(quantity)
         if text is None:
-            plain = to_number(quantity)
-            text = str(plain)
-            if type(plain) is not Decimal:
+            text = quantity_text(quantity)
+            if type(to_number(quantity)) is not Decimal:
                 self.numbers[quantity] = text
         return text
 

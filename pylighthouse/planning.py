@@ -22,7 +22,7 @@ from .errors import (InvalidInputError, InvalidTypeError, LighthouseException, c
                      shown)
 from .fit import check_fit, reason_of
 from .model import Node, Workload, _build_all, _quick_workload, check_fields, check_name
-from .quantities import ZERO, exactly, made_quantity, to_number, to_quantity
+from .quantities import ZERO, exactly, made_quantity, quantity_text, to_number, to_quantity
 
 __all__ = ["plan_scale_up", "plan_scale_down", "ScaleUpPlan", "ScaleDownPlan",
            "lower_bound"]
@@ -133,7 +133,7 @@ def _section(verb: str, noun: str, rows: List[str], note: str = "") -> List[str]
 
 
 def _resources(node: Node) -> str:
-    return "{" + ", ".join(f"{key} {to_number(value)}"
+    return "{" + ", ".join(f"{key} {quantity_text(value)}"
                            for key, value in node.resources.items()) + "}"
 
 

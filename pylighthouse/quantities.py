@@ -330,6 +330,28 @@ def to_number(quantity: Decimal) -> Union[int, float, Decimal]:
     return quantity
 
 
+#: Integers of more digits than this are written in exponent form by
+#: :func:`quantity_text` where that is shorter (as JavaScript writes them).
+LONG_INTEGER = 21
+
+
+def quantity_text(quantity: Decimal) -> str:
+    """``quantity`` written for a person: as :func:`to_number` gives it,
+    but an integer of more than :data:`LONG_INTEGER` digits ending in zeros
+    in exponent form (``1e+300``, ``-1.5e+300``), exactly, where that is
+    shorter. Reasons, explanations and tables write quantities so.
+    O(digits)."""
+    plain = to_number(quantity)
+    text = str(plain)
+    if type(plain) is not int or len(text) <= LONG_INTEGER:
+        return text
+    sign = "-" if plain < 0 else ""
+    digits = text.lstrip("-")
+    kept = digits.rstrip("0")
+    short = f"{sign}{kept[0]}{'.' if len(kept) > 1 else ''}{kept[1:]}e+{len(digits) - 1}"
+    return short if len(short) < len(text) else text
+
+
 def to_json_quantity(quantity: Decimal) -> Union[int, float, str]:
     """Return ``quantity`` as standard JSON can carry it, without loss.
 

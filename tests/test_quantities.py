@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 import pylighthouse as lighthouse
 from pylighthouse import InvalidInputError, InvalidTypeError
 from pylighthouse import quantities
-from pylighthouse.quantities import (floats_of, from_json_quantity, to_json_quantity,
+from pylighthouse.problem import load_problem, solve
+from pylighthouse.quantities import (floats_of, from_json_quantity, quantity_text, to_json_quantity,
                                      to_number, to_quantities, to_quantity)
 
 
@@ -75,6 +76,41 @@ def test_to_number_gives_the_plainest_exact_form():
     assert to_number(long) is long
     assert to_number(Decimal("-Infinity")) == -inf
     assert isnan(to_number(Decimal("NaN")))
+
+
+@pytest.mark.parametrize("quantity, text", [
+    ("1e300", "1e+300"), ("-1.5e300", "-1.5e+300"), ("12e20", "1.2e+21"),
+    ("1e20", "100000000000000000000"), ("123456789012345678901234567890",
+                                        "123456789012345678901234567890"),
+    ("10000000000000000000001000", "10000000000000000000001000"), ("0.5", "0.5"),
+    ("2e-300", "2e-300"), ("0.12345678901234567890", "0.12345678901234567890"),
+    ("Infinity", "inf")])
+def test_quantities_are_written_for_people_exactly(quantity, text):
+    assert quantity_text(Decimal(quantity)) == text
+
+
+@given(st.integers(-10 ** 320, 10 ** 320))
+def test_a_written_integer_reads_back_as_itself(number):
+    assert Decimal(quantity_text(Decimal(number))) == number
+
+
+def test_a_reason_writes_a_huge_quantity_short():
+    distributor = lighthouse.PrioritizedDistributor.from_list(
+        [{"name": "n", "resources": {"cpu": 1e300, "mem": 5e299}}])
+    load = {"name": "b", "requirements": {"cpu": 1e300, "mem": 1e299}}
+    distributor.attempt_assign_loads([{"name": "a", "requirements": {"cpu": 5e299}}])
+    assert str(distributor.explain(load)) == (
+        "0/1 nodes fit: 1 insufficient cpu (needs 1e+300, most left 5e+299)")
+    assert str(distributor.explain(load).reasons["n"]) == (
+        "insufficient cpu (needs 1e+300, 5e+299 left)")
+    # (the answer's lines for many workloads left over, counted together)
+    problem = load_problem({
+        "nodes": [{"name": "n", "resources": {"cpu": 1e300, "mem": 5e299}}],
+        "workloads": [{"name": "a", "requirements": {"cpu": 5e299}}, dict(load),
+                      dict(load, name="c")], "partial": True})
+    assert solve(problem).unplaced == {
+        name: "0/1 nodes fit: 1 insufficient cpu (needs 1e+300, most left 5e+299)"
+        for name in ("b", "c")}
 
 
 def test_json_quantities_round_trip():
