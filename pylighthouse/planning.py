@@ -8,6 +8,7 @@ and the distributor itself is never changed.
 """
 import functools
 import math
+from collections import Counter
 from collections.abc import Mapping as MappingABC
 from decimal import Decimal
 from fractions import Fraction
@@ -209,8 +210,13 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     few where the work comes in a few sizes; dozens where many workloads of
     their own sizes leave the bound loose), or, for Prioritized with no
     aversion group pending, two trials whatever the count; with several,
-    one trial per node added by the candidate plans
-    and per node the trimming pass tries to drop or cheapen. Where a
+    one trial per node the greedy plan adds (the naive plan needs none
+    where one template is the first to host every pending workload, and
+    Prioritized with no aversion group pending tries each node of both
+    alone on what waits instead, one placement of what waits on one
+    empty node), and one per node the trimming pass tries to drop or
+    cheapen, but for sets of new nodes that cannot hold the pending
+    demand of some resource while nothing waits. Where a
     workload no template hosts waits though an open node had room for it,
     one more trial per template, or, where new nodes place more, about
     log2 of the number of nodes the plan may add. Prioritized and
@@ -325,6 +331,16 @@ class _Search:
         self.stuck: Dict[str, List[str]] = {name: where for name, where in rooms if where}
         # (whether the cap cut the nodes :meth:`unstick` would have tried)
         self.capped = False
+        # (new nodes join last and Prioritized takes the first node where a
+        # workload fits: with no aversion group pending, a new node takes,
+        # of what waits without it, what it would take alone; see
+        # :meth:`grow` and :meth:`leap`)
+        self.joins_last = self.snapshot.get("strategy") == "Prioritized" \
+            and not any(load.aversion_groups for load in loads)
+        # (every workload waiting without new nodes, in order)
+        self.unplaced = [load for load in loads if result[load.name] is None]
+        self._needs = _needs(loads, self.homeless, self.free)
+        self._first: Optional[Tuple[Optional[int]]] = None  # (see _same_first_host)
 
     # ------------------------------------------------------------ trials
 
@@ -474,8 +490,7 @@ class _Search:
         the other strategies do).
         """
         start = min(max(self.bound([index]), 1), ceiling)
-        if leap and start < ceiling and self.snapshot.get("strategy") == "Prioritized" \
-                and not any(load.aversion_groups for load in self.loads):
+        if leap and start < ceiling and self.joins_last:
             found = self.leap(index, start, ceiling)
             if found is not None:
                 return found
@@ -523,10 +538,42 @@ class _Search:
         waiting = hosts.count(None)
         return mix if self.missing(mix) == waiting else None
 
-    def grow(self, ceiling: int, pick: Any) -> Mix:
+    def grow(self, ceiling: int, pick: Any, shortcuts: bool = True) -> Mix:
         """Add one node at a time, of the template ``pick`` chooses, placing
-        everything again after each, until nothing hostable waits."""
+        everything again after each, until nothing hostable waits.
+
+        Two shortcuts choose the same nodes (``shortcuts=False`` takes
+        neither). Where new nodes join last and take what waits (see
+        :attr:`joins_last`), each new node is tried alone on what waits
+        before it instead: Prioritized gives every workload that the nodes
+        before it took the same node again (they are in the same state
+        when it comes), and each other workload meets the new node in the
+        state the workloads before it that waited left it: one placement
+        of what waits per node added, on one empty node, not one of
+        everything on the whole cluster. Else, where ``pick`` is
+        :meth:`first_host` and one template is the first to host every
+        hostable pending workload, the next node is of that template
+        whatever waits, and a set of new nodes that cannot hold the work
+        (:meth:`short`) needs no trial to say that something waits.
+        """
         mix: Mix = ()
+        if shortcuts and self.joins_last:
+            waiting = self.unplaced
+            while len(mix) < ceiling:
+                left = [load for load in waiting if load.name not in self.homeless]
+                index = pick(left) if left else None
+                if index is None:
+                    break
+                mix += (index,)
+                alone = Node("probe", self.templates[index].shape.resources)
+                taken = PrioritizedDistributor([alone]).attempt_assign_loads(waiting)
+                waiting = [load for load in waiting if taken[load.name] is None]
+            return mix
+        constant = self._same_first_host() if shortcuts and pick == self.first_host else None
+        if constant is not None:
+            while len(mix) < ceiling and (self.short(mix) or self.missing(mix)):
+                mix += (constant,)
+            return mix
         while len(mix) < ceiling:
             _, result = self.run(mix)
             left = [load for load in self.loads
@@ -536,6 +583,19 @@ class _Search:
                 break
             mix += (index,)
         return mix
+
+    def _same_first_host(self) -> Optional[int]:
+        """The template :meth:`first_host` picks whichever workload waits,
+        when that is one template; else ``None``. (A workload an open node
+        took without new nodes is not set aside even when no template
+        hosts it: where there is one, the pick may be none.)
+        O(W x T x R) once."""
+        if self._first is None:
+            firsts = {next((index for index in range(len(self.templates))
+                            if self.hosts(index, load)), None)
+                      for load in self.loads if load.name not in self.homeless}
+            self._first = (firsts.pop() if len(firsts) == 1 else None,)
+        return self._first[0]
 
     def first_host(self, left: List[Workload]) -> Optional[int]:
         """The first template that can host the first workload still waiting
@@ -557,19 +617,50 @@ class _Search:
             return -placed, self.templates[index].cost, index
         return min(range(len(self.templates)), key=taken)
 
-    def trim(self, mix: Mix) -> Mix:
+    def trim(self, mix: Mix, prove: bool = True) -> Mix:
         """Drop nodes, then swap nodes for cheaper templates, while no more
-        workloads are left pending; repeat until neither helps."""
+        workloads are left pending; repeat until neither helps.
+
+        While nothing hostable waits, a smaller or cheaper set whose room
+        cannot hold the pending demand of some resource (:meth:`short`)
+        is passed over without a trial: it would leave a workload waiting.
+        (``prove=False`` tries every one: the same sets are kept.)"""
         while True:
             missing = self.missing(mix)
-            better = next((trial for trial in self._smaller(mix)
-                           if self.missing(trial) <= missing), None)
+
+            def holds(trial: Mix) -> bool:
+                if prove and not missing and self.short(trial):
+                    return False
+                return self.missing(trial) <= missing
+
+            better = next((trial for trial in self._smaller(mix) if holds(trial)), None)
             if better is None:
-                better = next((trial for trial in self._cheaper(mix)
-                               if self.missing(trial) <= missing), None)
+                better = next((trial for trial in self._cheaper(mix) if holds(trial)), None)
             if better is None:
                 return mix
             mix = better
+
+    def short(self, mix: Mix) -> bool:
+        """Whether the new nodes of ``mix`` and the room the open nodes have
+        now cannot hold every hostable pending workload, on some resource:
+        a workload not immune to a resource takes a node only where its
+        requirement leaves the node at least zero, so what such workloads
+        ask of it, placed anywhere, is at most the room above zero of the
+        nodes that can take work, plus what every pending workload asking
+        less than zero could give back. Exact (fractions). O(T x R) for T
+        templates in ``mix`` and R resources asked."""
+        counts = Counter(mix)
+        for key, (demand, room) in self._needs.items():
+            for index, count in counts.items():
+                capacity = self.templates[index].shape.resources.get(key, ZERO)
+                if capacity == math.inf:
+                    break
+                if capacity > 0:
+                    room += count * Fraction(capacity)
+            else:
+                if demand > room:
+                    return True
+        return False
 
     def _smaller(self, mix: Mix) -> Iterable[Mix]:
         """``mix`` without the last node of one template, dearest template first."""
@@ -625,6 +716,27 @@ def _free_room(states: List[NodeState]) -> Dict[str, Any]:
             elif left > 0 and room.get(key) != math.inf:
                 room[key] = room.get(key, Fraction(0)) + _exact(left)
     return room
+
+
+def _needs(loads: Sequence[Workload], homeless: Mapping[str, str],
+           free: Mapping[str, Any]) -> Dict[str, Tuple[Fraction, Fraction]]:
+    """Per resource that hostable pending workloads (not in ``homeless``)
+    ask more than zero of, not immune to it, and that no open node has
+    unlimited (``free``, see :func:`_free_room`): what they ask of it in
+    all, and the room that can hold it before new nodes, the open nodes'
+    room above zero plus what every pending workload asking less than
+    zero of it gives back (see :meth:`_Search.short`)."""
+    demand: Dict[str, Fraction] = {}
+    back: Dict[str, Fraction] = {}
+    for load in loads:
+        hostable = load.name not in homeless
+        for key, needed in load.requirements.items():
+            if needed < 0:
+                back[key] = back.get(key, Fraction(0)) - Fraction(needed)
+            elif needed > 0 and hostable and key not in load.immunities:
+                demand[key] = demand.get(key, Fraction(0)) + Fraction(needed)
+    return {key: (wanted, free.get(key, Fraction(0)) + back.get(key, Fraction(0)))
+            for key, wanted in demand.items() if free.get(key) != math.inf}
 
 
 def _exact(number: Any) -> Fraction:

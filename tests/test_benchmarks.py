@@ -412,3 +412,11 @@ def test_random_mixes_are_seeded_and_decide_as_the_plain_scan(capsys):
                for row in rows)
     out = capsys.readouterr().out
     assert " NO " not in out and out.count(" yes ") == 32 and "worst:" in out
+
+
+def test_the_planning_speed_case_plans_every_pending_workload(capsys):
+    import planning_speed
+    rows = planning_speed.main(["--pending", "150", "--strategies", "Prioritized", "BestFit"])
+    assert [row["strategy"] for row in rows] == ["Prioritized", "BestFit"]
+    assert all(row["unplaceable"] == 0 and row["new_nodes"] for row in rows)
+    assert "Prioritized | 150 |" in capsys.readouterr().out

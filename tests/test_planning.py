@@ -614,6 +614,153 @@ def test_workloads_that_fit_nowhere_can_be_left_out_of_a_call(distributor, pendi
     assert copy.to_dict() == distributor.to_dict()
 
 
+# (shortcuts the search takes: each must choose what the long way does)
+
+SIGNED = st.sampled_from([-2, -1, 0, 0.5, 1, 2, 3, 4])
+
+
+@st.composite
+def rough_problems(draw, strategies=("Prioritized", "RoundRobin", "BinPack", "BestFit"),
+                   groups=True):
+    """A cluster of any strategy with work placed, wards, tags and cordons;
+    pending work asking less than zero, immune to wards, some that no
+    template hosts; and up to three templates, one of them maybe unlimited."""
+    def quantities(signed):
+        made = {key: draw(signed) for key in ("cpu", "mem") if draw(st.integers(0, 5))}
+        if draw(st.integers(0, 5)) == 0:
+            made["gpu"] = draw(SIGNED)
+        if draw(st.integers(0, 5)) == 0:
+            made["ssd"] = 0
+        return made
+
+    def load(prefix, number):
+        spec = {"name": f"{prefix}-{number}", "requirements": quantities(SIGNED)}
+        if draw(st.integers(0, 3)) == 0:
+            spec["immunities"] = [draw(st.sampled_from(["spot", "cpu"]))]
+        if groups and draw(st.integers(0, 3)) == 0:
+            spec["aversion_groups"] = [draw(st.sampled_from("ab"))]
+        return spec
+
+    strategy = draw(st.sampled_from(strategies))
+    nodes = []
+    for number in range(draw(st.integers(0, 4))):
+        resources = {key: draw(st.integers(0, 6)) for key in ("cpu", "mem")}
+        if draw(st.integers(0, 4)) == 0:
+            resources["spot"] = float("-inf")
+        if draw(st.integers(0, 3)) == 0:
+            resources["ssd"] = 0
+        nodes.append(Node(f"node-{number}", resources))
+    distributor = (lighthouse.BestFitDistributor(nodes) if strategy == "BestFit"
+                   else make(strategy, nodes))
+    distributor.attempt_assign_loads([load("placed", n) for n in range(draw(st.integers(0, 6)))])
+    for node in distributor.nodes:
+        if draw(st.integers(0, 4)) == 0:
+            distributor.cordon(node.name)
+    pending = Workload.from_list([load("pending", n) for n in range(draw(st.integers(0, 12)))])
+    templates = []
+    for number in range(draw(st.integers(1, 3))):
+        resources = {key: draw(st.integers(1, 6)) for key in ("cpu", "mem")}
+        if draw(st.integers(0, 5)) == 0:
+            resources[draw(st.sampled_from(["cpu", "gpu"]))] = float("inf")
+        templates.append({"name": f"t{number}", "resources": resources,
+                          "cost": draw(st.integers(1, 3))})
+    return distributor, pending, templates
+
+
+def search_of(distributor, pending, templates):
+    return planning._Search(distributor, pending, planning.accept_templates(templates))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rough_problems(), st.data())
+def test_a_set_of_new_nodes_said_too_small_leaves_work_waiting(problem, data):
+    search = search_of(*problem)
+    mix = tuple(data.draw(st.lists(st.integers(0, len(search.templates) - 1), max_size=6)))
+    if search.short(mix):
+        assert search.missing(mix) >= 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(rough_problems(), st.data())
+def test_trimming_by_proof_keeps_what_trimming_by_trials_keeps(problem, data):
+    search = search_of(*problem)
+    mix = tuple(data.draw(st.lists(st.integers(0, len(search.templates) - 1), max_size=6)))
+    assert search.trim(mix) == search.trim(mix, prove=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rough_problems(strategies=("Prioritized",), groups=False))
+def test_growing_by_probes_chooses_the_nodes_placing_everything_again_does(problem):
+    search = search_of(*problem)
+    assert search.joins_last
+    for pick in (search.most_taken, search.first_host):
+        assert search.grow(8, pick) == search.grow(8, pick, shortcuts=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rough_problems())
+def test_growing_one_first_host_by_proof_chooses_the_nodes_trials_do(problem):
+    search = search_of(*problem)
+    assert search.grow(8, search.first_host) == search.grow(8, search.first_host,
+                                                            shortcuts=False)
+
+
+@pytest.mark.parametrize("pending, nodes", [
+    # (a workload asking less than zero gives the first new node back room
+    # after one that waited passed it: the next one is not put there)
+    ([("a", 3), ("b", 3), ("d", 3), ("c", -3)], 3),
+    # (a workload no template hosts takes room a workload asking less than
+    # zero gave a new node, before a hostable one comes)
+    ([("neg", -4), ("big", 10), ("x", 5)], 2)])
+def test_growing_by_probes_sees_room_given_back_as_placing_everything_again_does(
+        pending, nodes):
+    search = search_of(PrioritizedDistributor(), [Workload(name, {"cpu": cpu})
+                                                  for name, cpu in pending],
+                       [{"name": "t", "resources": {"cpu": 4 if nodes == 3 else 8}}])
+    for pick in (search.most_taken, search.first_host):
+        assert search.grow(8, pick) == search.grow(8, pick, shortcuts=False) == (0,) * nodes
+
+
+def test_what_a_workload_immune_to_a_resource_asks_of_it_is_no_demand():
+    search = search_of(PrioritizedDistributor(), [Workload("w", {"cpu": 100}, ["cpu"])],
+                       [{"name": "t", "resources": {"cpu": 4}}])
+    assert not search.short((0,)) and search.missing((0,)) == 0
+    search = search_of(PrioritizedDistributor(), [Workload("v", {"cpu": 3}),
+                                                  Workload("w", {"cpu": 3})],
+                       [{"name": "t", "resources": {"cpu": 4}}, {"name": "u", "resources": {
+                           "cpu": 1, "mem": 1}}])
+    assert [search.short(mix) for mix in [(0,), (0, 1), (0, 0)]] == [True, True, False]
+    assert search.missing((0, 1)) == 1 and search.missing((0, 0)) == 0
+
+
+def test_the_shortcuts_save_trials_on_a_long_queue_with_three_templates():
+    distributor = PrioritizedDistributor([Node(f"n{i}", {"cpu": 16, "mem": 64})
+                                          for i in range(5)])
+    pending = [Workload(f"p{i}", {"cpu": (0.5, 1, 2, 4)[i % 4], "mem": (1, 2, 4, 8, 16)[i % 5]})
+               for i in range(300)]
+    templates = [{"name": "small", "resources": {"cpu": 8, "mem": 32}, "cost": 1},
+                 {"name": "mid", "resources": {"cpu": 16, "mem": 64}, "cost": 1.8},
+                 {"name": "large", "resources": {"cpu": 32, "mem": 128}, "cost": 3.5}]
+    trials = []
+    real_run = planning._Search.run
+
+    def counted(search, mix):
+        if tuple(mix) not in search._trials:
+            trials.append(tuple(mix))
+        return real_run(search, mix)
+
+    with mock.patch.object(planning._Search, "run", counted):
+        plan = plan_scale_up(distributor, pending, templates)
+    fast = len(trials)
+    real_grow = planning._Search.grow
+    with mock.patch.object(planning._Search, "run", counted), \
+            mock.patch.object(planning._Search, "short", lambda *_: False), \
+            mock.patch.object(planning._Search, "grow", lambda search, ceiling, pick: real_grow(
+                search, ceiling, pick, shortcuts=False)):
+        assert plan_scale_up(distributor, pending, templates) == plan
+    assert fast * 4 < len(trials) - fast
+
+
 @settings(max_examples=200, deadline=None)
 @given(clusters(), loads("pending", 8), TEMPLATES)
 def test_never_more_nodes_than_one_node_at_a_time(distributor, pending, templates):

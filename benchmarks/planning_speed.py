@@ -1,0 +1,69 @@
+"""How long does plan_scale_up take with several templates? One seeded case per strategy.
+
+Usage: python benchmarks/planning_speed.py [--pending N] [--strategies S ...]
+
+The case: 50 nodes of 16 cpu and 64 memory, 300 workloads already placed,
+``--pending`` workloads (default 1,000) of random cpu and memory waiting,
+and three templates (8, 16 and 32 cpu, four times as much memory, costing
+1, 1.8 and 3.5). Printed per strategy: the seconds the plan took (process
+time), the new nodes it asks for by template, and their cost.
+"""
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pylighthouse import plan_scale_up  # noqa: E402
+from pylighthouse.distributors import distributor_class  # noqa: E402
+
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
+TEMPLATES = [{"name": "small", "resources": {"cpu": 8, "mem": 32}, "cost": 1},
+             {"name": "mid", "resources": {"cpu": 16, "mem": 64}, "cost": 1.8},
+             {"name": "large", "resources": {"cpu": 32, "mem": 128}, "cost": 3.5}]
+
+
+def case(strategy: str, pending: int, seed: int = 1) -> Dict[str, Any]:
+    """Plan the case for ``strategy``; return the row to print."""
+    rng = random.Random(seed)
+    nodes = [{"name": f"n{index}", "resources": {"cpu": 16, "mem": 64}} for index in range(50)]
+    cls = distributor_class(strategy)
+    distributor = cls({"cpu": 1, "mem": 0.25}, nodes) if strategy == "BinPack" else cls(nodes)
+    distributor.attempt_assign_loads([
+        {"name": f"r{index}", "requirements": {"cpu": rng.choice((1, 2, 4)),
+                                               "mem": rng.choice((2, 4, 8))}}
+        for index in range(300)])
+    waiting = [{"name": f"p{index}",
+                "requirements": {"cpu": rng.choice((0.25, 0.5, 1, 2, 4)),
+                                 "mem": rng.choice((0.5, 1, 2, 4, 8, 16))}}
+               for index in range(pending)]
+    start = time.process_time()
+    plan = plan_scale_up(distributor, waiting, TEMPLATES)
+    seconds = time.process_time() - start
+    kinds = Counter(node.name.rsplit("-", 1)[0] for node in plan.new_nodes)
+    return {"strategy": strategy, "pending": pending, "seconds": seconds,
+            "new_nodes": dict(sorted(kinds.items())), "cost": plan.cost,
+            "unplaceable": len(plan.unplaceable)}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pending", type=int, default=1000, help="pending workloads")
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    args = parser.parse_args(argv)
+    rows = [case(strategy, args.pending) for strategy in args.strategies]
+    print("strategy | pending | seconds | new nodes | cost")
+    print("--- | --- | --- | --- | ---")
+    for row in rows:
+        nodes = ", ".join(f"{count} {name}" for name, count in row["new_nodes"].items())
+        print(f"{row['strategy']} | {row['pending']:,} | {row['seconds']:.1f} | {nodes} | "
+              f"{row['cost']}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
