@@ -1,4 +1,5 @@
 """Tests of elastic planning: plan_scale_up and plan_scale_down."""
+import random
 from unittest import mock
 
 import pytest
@@ -659,9 +660,11 @@ def rough_problems(draw, strategies=("Prioritized", "RoundRobin", "BinPack", "Be
     pending = Workload.from_list([load("pending", n) for n in range(draw(st.integers(0, 12)))])
     templates = []
     for number in range(draw(st.integers(1, 3))):
-        resources = {key: draw(st.integers(1, 6)) for key in ("cpu", "mem")}
+        resources = {key: draw(st.sampled_from([1, 2, 2.5, 4, 6])) for key in ("cpu", "mem")}
         if draw(st.integers(0, 5)) == 0:
             resources[draw(st.sampled_from(["cpu", "gpu"]))] = float("inf")
+        if draw(st.integers(0, 7)) == 0:
+            resources["spot"] = float("-inf")
         templates.append({"name": f"t{number}", "resources": resources,
                           "cost": draw(st.integers(1, 3))})
     return distributor, pending, templates
@@ -731,6 +734,49 @@ def test_what_a_workload_immune_to_a_resource_asks_of_it_is_no_demand():
                            "cpu": 1, "mem": 1}}])
     assert [search.short(mix) for mix in [(0,), (0, 1), (0, 0)]] == [True, True, False]
     assert search.missing((0, 1)) == 1 and search.missing((0, 0)) == 0
+
+
+def test_demand_equal_to_the_room_is_not_too_much():
+    distributor = PrioritizedDistributor([Node("n", {"cpu": 1.5})])
+    search = search_of(distributor, [Workload(f"w{n}", {"cpu": 1.25}) for n in range(3)]
+                       + [Workload("back", {"cpu": -0.25}), Workload("last", {"cpu": 0.5})],
+                       [{"name": "t", "resources": {"cpu": 1.25}}])
+    # (demand 4.25: room 1.5, 0.25 given back, 1.25 a new node)
+    assert [search.short(mix) for mix in [(), (0,), (0, 0)]] == [True, True, False]
+    assert search.missing((0, 0)) == 0
+
+
+def test_one_first_host_is_no_shortcut_where_work_no_template_hosts_may_wait():
+    # (the gpu job holds the existing node without new nodes; a new node
+    # may draw the others off it, and no template hosts the gpu job)
+    distributor = RoundRobinDistributor([Node("n", {"cpu": 4, "gpu": 1})])
+    search = search_of(distributor, [Workload("gpu-job", {"cpu": 1, "gpu": 1}),
+                                     Workload("a", {"cpu": 3}), Workload("b", {"cpu": 3})],
+                       [{"name": "t", "resources": {"cpu": 4}}])
+    assert search._same_first_host() is None
+    assert search.grow(8, search.first_host) == search.grow(8, search.first_host,
+                                                            shortcuts=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_growing_by_probes_on_clusters_of_many_blocks(seed):
+    rng = random.Random(seed)
+    distributor = PrioritizedDistributor([
+        Node(f"n{number}", {"cpu": rng.choice([2, 4, 8]), "mem": rng.choice([4, 8, 16])})
+        for number in range(150)])
+    distributor.attempt_assign_loads([
+        {"name": f"r{number}",
+         "requirements": {"cpu": rng.choice([1, 2, 3]), "mem": rng.choice([1, 2, 4])}}
+        for number in range(300)])
+    pending = [Workload(f"p{number}", {"cpu": rng.choice([-1, 0.5, 1, 2, 3]),
+                                       "mem": rng.choice([0.5, 1, 2, 4])})
+               for number in range(120)]
+    search = search_of(distributor, pending, [
+        {"name": "s", "resources": {"cpu": 4, "mem": 8}},
+        {"name": "l", "resources": {"cpu": 8, "mem": 16}}])
+    assert search.joins_last and search.unplaced
+    for pick in (search.most_taken, search.first_host):
+        assert search.grow(40, pick) == search.grow(40, pick, shortcuts=False)
 
 
 def test_the_shortcuts_save_trials_on_a_long_queue_with_three_templates():
