@@ -289,8 +289,9 @@ def lower_bound(distributor: Distributor, pending: Iterable[Any],
 
     For each resource: the pending demand (of the workloads some node or
     template can host) minus the free room on the existing uncordoned
-    nodes, divided by the largest capacity any template offers, rounded up;
-    the largest of these. Requirements a workload is immune to are not
+    nodes and what every pending workload asking less than zero of it could
+    give back, divided by the largest capacity any template offers, rounded
+    up; the largest of these. Requirements a workload is immune to are not
     counted, as they may overdraw a node. No plan needs fewer new nodes; the
     benchmark measures :func:`~pylighthouse.plan_scale_up` against this number.
 
@@ -679,20 +680,16 @@ class _Search:
     # ------------------------------------------------------- lower bound
 
     def bound(self, indexes: Iterable[int]) -> int:
-        """The per-resource lower bound on new nodes of the templates ``indexes``."""
+        """The per-resource lower bound on new nodes of the templates
+        ``indexes``: what hostable pending work asks of a resource beyond
+        the room :meth:`short` counts (the open nodes' room above zero and
+        what every pending workload asking less than zero gives back),
+        over the largest capacity of the templates, rounded up."""
         largest = _largest_capacities(self.templates[index] for index in indexes)
-        demand: Dict[str, Fraction] = {}
-        for load in self.loads:
-            if load.name in self.homeless:
-                continue
-            for key, needed in load.requirements.items():
-                if key not in load.immunities or needed < 0:
-                    demand[key] = demand.get(key, Fraction(0)) + Fraction(needed)
         nodes = 0
-        for key, wanted in demand.items():
-            room = self.free.get(key, Fraction(0))
+        for key, (wanted, room) in self._needs.items():
             capacity = largest.get(key)
-            if capacity is not None and room != math.inf and wanted > room:
+            if capacity is not None and wanted > room:
                 nodes = max(nodes, math.ceil((wanted - room) / Fraction(capacity)))
         return nodes
 

@@ -779,6 +779,25 @@ def test_growing_by_probes_on_clusters_of_many_blocks(seed):
         assert search.grow(40, pick) == search.grow(40, pick, shortcuts=False)
 
 
+def test_room_a_workload_no_template_hosts_gives_back_counts_in_the_bound():
+    # (RoundRobin's cursor passes the existing node: with one new node,
+    # "a" goes there, "h" (a gpu job no template hosts, asking less than
+    # zero cpu) then fits the existing node and gives it 8 cpu, and both
+    # "b" jobs go there too; the bound once counted demand 12 against room
+    # 2 and asked for two nodes)
+    distributor = RoundRobinDistributor([Node("e", {"cpu": 3, "gpu": 1, "mem": 1}),
+                                         Node("f", {"x": 1})])
+    distributor.attempt_assign_loads([{"name": "r", "requirements": {"cpu": 1}}])
+    pending = [Workload("a", {"cpu": 2, "mem": 1}),
+               Workload("h", {"gpu": 1, "mem": 1, "cpu": -8}),
+               Workload("b1", {"cpu": 5}), Workload("b2", {"cpu": 5})]
+    template = {"name": "t", "resources": {"cpu": 5, "mem": 1}}
+    assert lower_bound(distributor, pending, template) == 1
+    plan = plan_scale_up(distributor, pending, template)
+    assert [node.name for node in plan.new_nodes] == ["t-1"]
+    assert plan.assignments == {"a": "t-1", "h": "e", "b1": "e", "b2": "e"}
+
+
 def test_the_shortcuts_save_trials_on_a_long_queue_with_three_templates():
     distributor = PrioritizedDistributor([Node(f"n{i}", {"cpu": 16, "mem": 64})
                                           for i in range(5)])
