@@ -83,7 +83,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from .explain import one_line, shortfall
 from .fit import CORDONED, INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, first_refusal
 from .model import Workload
-from .quantities import ZERO, quantity_text, to_number
+from .quantities import ZERO, number_text, to_number
 
 __all__ = ["nowhere_lines", "FEW"]
 
@@ -997,8 +997,9 @@ class _Words:
     def number(self, quantity: Decimal) -> str:
         text = self.numbers.get(quantity)
         if text is None:
-            text = quantity_text(quantity)
-            if type(to_number(quantity)) is not Decimal:
+            plain = to_number(quantity)
+            text = number_text(plain)
+            if type(plain) is not Decimal:
                 self.numbers[quantity] = text
         return text
 

@@ -341,7 +341,6 @@ class _Search:
         # (every workload waiting without new nodes, in order)
         self.unplaced = [load for load in loads if result[load.name] is None]
         self._needs = _needs(loads, self.homeless, self.free)
-        self._first: Optional[Tuple[Optional[int]]] = None  # (see _same_first_host)
 
     # ------------------------------------------------------------ trials
 
@@ -570,7 +569,7 @@ class _Search:
                 taken = PrioritizedDistributor([alone]).attempt_assign_loads(waiting)
                 waiting = [load for load in waiting if taken[load.name] is None]
             return mix
-        constant = self._same_first_host() if shortcuts and pick == self.first_host else None
+        constant = self.same_first_host if shortcuts and pick == self.first_host else None
         if constant is not None:
             while len(mix) < ceiling and (self.short(mix) or self.missing(mix)):
                 mix += (constant,)
@@ -585,18 +584,17 @@ class _Search:
             mix += (index,)
         return mix
 
-    def _same_first_host(self) -> Optional[int]:
+    @functools.cached_property
+    def same_first_host(self) -> Optional[int]:
         """The template :meth:`first_host` picks whichever workload waits,
         when that is one template; else ``None``. (A workload an open node
         took without new nodes is not set aside even when no template
         hosts it: where there is one, the pick may be none.)
-        O(W x T x R) once."""
-        if self._first is None:
-            firsts = {next((index for index in range(len(self.templates))
-                            if self.hosts(index, load)), None)
-                      for load in self.loads if load.name not in self.homeless}
-            self._first = (firsts.pop() if len(firsts) == 1 else None,)
-        return self._first[0]
+        O(W x T x R), once."""
+        firsts = {next((index for index in range(len(self.templates))
+                        if self.hosts(index, load)), None)
+                  for load in self.loads if load.name not in self.homeless}
+        return firsts.pop() if len(firsts) == 1 else None
 
     def first_host(self, left: List[Workload]) -> Optional[int]:
         """The first template that can host the first workload still waiting

@@ -341,7 +341,12 @@ def quantity_text(quantity: Decimal) -> str:
     in exponent form (``1e+300``, ``-1.5e+300``), exactly, where that is
     shorter. Reasons, explanations and tables write quantities so.
     O(digits)."""
-    plain = to_number(quantity)
+    return number_text(to_number(quantity))
+
+
+def number_text(plain: Union[int, float, Decimal]) -> str:
+    """:func:`quantity_text` of what :func:`to_number` gave (for a caller
+    that has it already). O(digits)."""
     text = str(plain)
     if type(plain) is not int or len(text) <= LONG_INTEGER:
         return text

@@ -1,4 +1,5 @@
 """Tests of elastic planning: plan_scale_up and plan_scale_down."""
+import contextlib
 import random
 from unittest import mock
 
@@ -80,6 +81,22 @@ def in_callers_order(distributor, pending, templates, **options):
     """The plan the search finds when it may only submit in the order given."""
     with mock.patch.object(planning, "_orders", lambda _, loads, __: [loads]):
         return plan_scale_up(distributor, pending, templates, **options)
+
+
+@contextlib.contextmanager
+def trials_seen():
+    """The sets of new nodes the search asks a trial of while the block
+    runs, in order, each with whether it was a new trial (not the one kept
+    from the call before)."""
+    seen = []
+    real = planning._Search.run
+
+    def run(search, mix):
+        seen.append((tuple(mix), tuple(mix) not in search._trials))
+        return real(search, mix)
+
+    with mock.patch.object(planning._Search, "run", run):
+        yield seen
 
 
 def apply_scale_down(distributor, plan):
@@ -376,15 +393,9 @@ def test_one_template_plans_place_a_long_queue_in_two_trials_with_prioritized():
     pending = [Workload(f"w{i}", {"cpu": 5 + i % 3, "mem": 1 + (i * 5) % 11})
                for i in range(300)]
     template = {"name": "t", "resources": {"cpu": 16, "mem": 64}}
-    runs = []
-    real = planning._Search.run
-
-    def run(self, mix):
-        runs.append(len(mix))
-        return real(self, mix)
-
-    with mock.patch.object(planning._Search, "run", run):
+    with trials_seen() as seen:
         plan = plan_scale_up(distributor, pending, template)
+    runs = [len(mix) for mix, _ in seen]
     # (per order: no new node, the bound, the count found; the count
     # found is several past the bound)
     assert len(set(runs)) <= 5 and max(runs) > min(count for count in runs if count) + 10
@@ -494,15 +505,9 @@ def test_work_drawn_off_a_special_node_is_counted_by_halving_not_one_count_at_a_
     cluster = RoundRobinDistributor([Node("gpu-0", {"cpu": 200, "gpu": 0})])
     pending = [Workload(f"plain-{n}", {"cpu": 1}) for n in range(200)] + \
         [Workload(f"train-{n}", {"cpu": 1, "gpu": 0}) for n in range(200)]
-    tried = []
-    real = planning._Search.run
-
-    def run(self, mix):
-        tried.append(tuple(mix))
-        return real(self, mix)
-
-    with mock.patch.object(planning._Search, "run", run):
+    with trials_seen() as seen:
         plan = plan_scale_up(cluster, pending, {"name": "cpu", "resources": {"cpu": 4}})
+    tried = [mix for mix, _ in seen]
     assert len(set(tried)) <= 12  # (no node, the 200 each, and halving; 200 one by one)
     assert len(plan.new_nodes) == 199 and list(plan.unplaceable) == ["train-199"]
 
@@ -753,7 +758,7 @@ def test_one_first_host_is_no_shortcut_where_work_no_template_hosts_may_wait():
     search = search_of(distributor, [Workload("gpu-job", {"cpu": 1, "gpu": 1}),
                                      Workload("a", {"cpu": 3}), Workload("b", {"cpu": 3})],
                        [{"name": "t", "resources": {"cpu": 4}}])
-    assert search._same_first_host() is None
+    assert search.same_first_host is None
     assert search.grow(8, search.first_host) == search.grow(8, search.first_host,
                                                             shortcuts=False)
 
@@ -806,24 +811,16 @@ def test_the_shortcuts_save_trials_on_a_long_queue_with_three_templates():
     templates = [{"name": "small", "resources": {"cpu": 8, "mem": 32}, "cost": 1},
                  {"name": "mid", "resources": {"cpu": 16, "mem": 64}, "cost": 1.8},
                  {"name": "large", "resources": {"cpu": 32, "mem": 128}, "cost": 3.5}]
-    trials = []
-    real_run = planning._Search.run
-
-    def counted(search, mix):
-        if tuple(mix) not in search._trials:
-            trials.append(tuple(mix))
-        return real_run(search, mix)
-
-    with mock.patch.object(planning._Search, "run", counted):
+    with trials_seen() as seen:
         plan = plan_scale_up(distributor, pending, templates)
-    fast = len(trials)
+    fast = sum(new for _, new in seen)
     real_grow = planning._Search.grow
-    with mock.patch.object(planning._Search, "run", counted), \
+    with trials_seen() as seen, \
             mock.patch.object(planning._Search, "short", lambda *_: False), \
             mock.patch.object(planning._Search, "grow", lambda search, ceiling, pick: real_grow(
                 search, ceiling, pick, shortcuts=False)):
         assert plan_scale_up(distributor, pending, templates) == plan
-    assert fast * 4 < len(trials) - fast
+    assert fast * 4 < sum(new for _, new in seen)
 
 
 @settings(max_examples=200, deadline=None)
