@@ -18,7 +18,8 @@ import attr
 from . import __version__
 from .errors import LighthouseException, counted
 from .explain import printable
-from .problem import Outcome, Problem, check_problem, load_problem, parse_json, solve
+from .problem import (Outcome, Problem, _read_json, check_problem, load_problem, parse_json,
+                      solve)
 from .progress import Progress
 from .quantities import EXACT, quantity_text
 
@@ -243,7 +244,7 @@ def _assign(args: argparse.Namespace) -> int:
             data["strategy"] = args.strategy
         if args.rubric is not None:
             try:
-                data["rubric"] = parse_json(args.rubric, "--rubric")
+                data["rubric"] = _read_json(args.rubric, "--rubric", "map")
             except LighthouseException as error:
                 raise _BadInput(str(error)) from None
     try:

@@ -106,7 +106,6 @@ class Outcome:
                 "unplaced": dict(self.unplaced)}
 
 
-@paused()
 def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "problem") -> Any:
     """Parse JSON text, keeping decimals exact (``0.1`` is ``Decimal('0.1')``).
 
@@ -122,6 +121,16 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
 
     Cost: linear in the length of the text.
     """
+    return _read_json(text, where)
+
+
+@paused()
+def _read_json(text: Union[str, bytes, bytearray, memoryview], where: str,
+               stands: str = "") -> Any:
+    """:func:`parse_json` of a document that stands for what ``stands``
+    says (see :func:`_first_flaw`: ``"map"`` for a map of quantities, such
+    as a rubric given alone), so that a number too large to read is named
+    as such. O(length of the text)."""
     if isinstance(text, str) and text.startswith("\ufeff"):
         text = text[1:]  # (a byte order mark, as "utf-8-sig" drops from bytes)
     elif isinstance(text, (bytes, bytearray, memoryview)):
@@ -155,7 +164,7 @@ def parse_json(text: Union[str, bytes, bytearray, memoryview], where: str = "pro
                 f"{where}: invalid JSON: a number is too long or too large") from None
     if flaws:
         try:
-            path, message = _first_flaw(parsed, "")
+            path, message = _first_flaw(parsed, "", stands)
         except RecursionError:
             raise InvalidInputError(f"{where}: invalid JSON: nested too deeply") from None
         raise InvalidInputError(

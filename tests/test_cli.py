@@ -74,6 +74,13 @@ def test_a_mistake_in_an_option_is_blamed_on_the_option(capsys, monkeypatch):
     assert main(["assign", "examples/tour.json", "--rubric", '{"cpu": "x"}']) == 2
     assert capsys.readouterr().err == \
         'pylighthouse: --rubric: rubric.cpu: expected a number, got "x"\n'
+    # (a rubric given alone is a map of quantities: a weight too large to
+    # read is out of their range, as it is in a file)
+    huge = "1e999999999999999999999"
+    assert main(["assign", "examples/tour.json", "--rubric", f'{{"cpu": {huge}}}']) == 2
+    assert capsys.readouterr().err == (
+        f"pylighthouse: --rubric: invalid JSON: cpu: {huge} is out of range (magnitudes "
+        "from 1e-300 to 1e300, at most 300 decimal places)\n")
     assert main(["assign", "examples/tour.json", "--strategy", "fastest"]) == 2
     assert capsys.readouterr().err.startswith(
         'pylighthouse: --strategy: strategy: unknown strategy "fastest"')
