@@ -1,12 +1,20 @@
-"""How long does plan_scale_up take with several templates? One seeded case per strategy.
+"""How long do the planners take? One seeded case per strategy.
 
-Usage: python benchmarks/planning_speed.py [--pending N] [--strategies S ...]
+Usage: python benchmarks/planning_speed.py [--pending N] [--down NODES ...]
+[--strategies S ...]
 
-The case: 50 nodes of 16 cpu and 64 memory, 300 workloads already placed,
-``--pending`` workloads (default 1,000) of random cpu and memory waiting,
-and three templates (8, 16 and 32 cpu, four times as much memory, costing
-1, 1.8 and 3.5). Printed per strategy: the seconds the plan took (process
-time), the new nodes it asks for by template, and their cost.
+Scaling up (the default): 50 nodes of 16 cpu and 64 memory, 300 workloads
+already placed, ``--pending`` workloads (default 1,000) of random cpu and
+memory waiting, and three templates (8, 16 and 32 cpu, four times as much
+memory, costing 1, 1.8 and 3.5). Printed per strategy: the seconds the plan
+took (process time), the new nodes it asks for by template, and their cost.
+
+Scaling down (``--down``, one case per cluster size given): that many nodes
+of 16 cpu and 64 memory given five workloads of random cpu and memory a
+node, two in five of them then released, so that some nodes can go and most
+cannot. Printed per strategy and size: the seconds
+:func:`~pylighthouse.plan_scale_down` took, the workloads placed, the nodes
+it finds removable and the workloads it moves.
 """
 import argparse
 import random
@@ -18,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pylighthouse import plan_scale_up  # noqa: E402
+from pylighthouse import plan_scale_down, plan_scale_up  # noqa: E402
 from pylighthouse.distributors import distributor_class  # noqa: E402
 
 STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
@@ -50,11 +58,43 @@ def case(strategy: str, pending: int, seed: int = 1) -> Dict[str, Any]:
             "unplaceable": len(plan.unplaceable)}
 
 
+def down_case(strategy: str, nodes: int, seed: int = 1) -> Dict[str, Any]:
+    """Plan scaling down a cluster of ``nodes`` for ``strategy``; return the row to print."""
+    rng = random.Random(seed)
+    cls = distributor_class(strategy)
+    cluster = [{"name": f"n{index:05d}", "resources": {"cpu": 16, "mem": 64}}
+               for index in range(nodes)]
+    distributor = cls({"cpu": 1, "mem": 0.25}, cluster) if strategy == "BinPack" \
+        else cls(cluster)
+    distributor.attempt_assign_loads([
+        {"name": f"r{index}", "requirements": {"cpu": rng.choice((1, 2, 4)),
+                                               "mem": rng.choice((2, 4, 8))}}
+        for index in range(5 * nodes)])
+    placed = sorted(distributor.assignments)
+    distributor.release_loads(rng.sample(placed, len(placed) * 2 // 5))
+    start = time.process_time()
+    plan = plan_scale_down(distributor)
+    seconds = time.process_time() - start
+    return {"strategy": strategy, "nodes": nodes, "placed": len(distributor.assignments),
+            "seconds": seconds, "removable": len(plan.removable), "moves": len(plan.moves)}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", type=int, default=1000, help="pending workloads")
+    parser.add_argument("--down", type=int, nargs="+", metavar="NODES",
+                        help="plan scaling down clusters of these sizes instead")
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     args = parser.parse_args(argv)
+    if args.down:
+        rows = [down_case(strategy, nodes) for nodes in args.down
+                for strategy in args.strategies]
+        print("strategy | nodes | workloads placed | seconds | removable | moves")
+        print("--- | --- | --- | --- | --- | ---")
+        for row in rows:
+            print(f"{row['strategy']} | {row['nodes']:,} | {row['placed']:,} | "
+                  f"{row['seconds']:.2f} | {row['removable']:,} | {row['moves']:,}")
+        return rows
     rows = [case(strategy, args.pending) for strategy in args.strategies]
     print("strategy | pending | seconds | new nodes | cost")
     print("--- | --- | --- | --- | ---")

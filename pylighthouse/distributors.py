@@ -369,6 +369,15 @@ def _changing(method: _Method) -> _Method:
                     journal = self._journal = _Journal(self)
                     try:
                         return method(self, *args, **kwargs)
+                    except _Undone:
+                        # (a trial, undone on purpose: the index is sound)
+                        self._journal = None
+                        try:
+                            self._undo_call(journal)
+                        except BaseException:
+                            self._roll_back(journal)
+                            raise
+                        raise
                     except BaseException:
                         self._journal = None
                         self._roll_back(journal)
@@ -379,6 +388,16 @@ def _changing(method: _Method) -> _Method:
                 self._journal = None
                 _use(caller)
     return cast(_Method, guarded)
+
+
+class _Undone(Exception):
+    """Raised inside a changing call to have it undone (see
+    :meth:`Distributor._undo_call`), with what the call found out."""
+
+    def __init__(self, moves: Dict[str, Optional[str]], why: str):
+        super().__init__(why)
+        self.moves = moves
+        self.why = why
 
 
 class _Journal:
@@ -678,7 +697,10 @@ class Distributor:
         Cost: that of placing the node's workloads, plus a copy of the
         placement table kept to undo the call should it fail (O(W) in C).
         """
-        slot = self._slot(name, "drain")
+        return self._drain(self._slot(name, "drain"))
+
+    def _drain(self, slot: _Slot) -> Dict[str, Optional[str]]:
+        """:meth:`drain`'s work, on a node found."""
         self._cordon(slot, True)
         moves: Dict[str, Optional[str]] = {}
         for workload in self._sequence(list(slot.workloads.values())):
@@ -688,6 +710,62 @@ class Distributor:
                 self._place(workload, target)
             moves[workload.name] = None if target is None else target.name
         return moves
+
+    def _drain_or_undo(self, name: str, known: Optional[Dict[Any, Dict[str, Reason]]] = None,
+                       ) -> Tuple[Dict[str, Optional[str]], Optional[str]]:
+        """:meth:`drain` when every workload of node ``name`` moves: its
+        moves, and ``None``. Else the moves it found, and the first workload
+        that could not move, with why (as the drain left the cluster) unless
+        ``known`` is ``None``; the drain is then undone (the planner's
+        trial, see :func:`~pylighthouse.plan_scale_down`). ``known``: the
+        reasons nodes refused workloads for, by their :func:`shape_of`, in
+        the cluster as it is (filled as they are read; the caller clears it
+        when a node changes).
+
+        Cost: :meth:`drain`'s, plus O(N) for the reason (one check of the
+        fit rule per node changed since ``known`` was cleared, or by the
+        drain); undoing it, O(R log N) per node it changed and O(W) in C,
+        instead of building the distributor again."""
+        try:
+            return self._drain_trial(name, known), None
+        except _Undone as undone:
+            return undone.moves, undone.why
+
+    @_changing
+    def _drain_trial(self, name: str, known: Optional[Dict[Any, Dict[str, Reason]]],
+                     ) -> Dict[str, Optional[str]]:
+        slot = self._slots[name]
+        moves = self._drain(slot)
+        for load, target in moves.items():
+            if target is None:
+                raise _Undone(moves, load if known is None else
+                              f"{load} cannot move: {self._stuck(slot.workloads[load], known)}")
+        return moves
+
+    def _stuck(self, load: Workload, known: Dict[Any, Dict[str, Reason]]) -> Explanation:
+        """:meth:`explain` of ``load``, which fits no node, in a drain:
+        the reasons of the nodes it did not change are read from ``known``
+        (see :meth:`_drain_or_undo`), or found and kept there."""
+        assert self._journal is not None  # (inside the drain, see _drain_trial)
+        changed = self._journal.slots
+        kept = known.setdefault(shape_of(load), {})
+        reasons: Dict[str, Reason] = {}
+        index = self._index
+        # (where the index orders nodes by their room, its order is the
+        # strategy's, kept as nodes change: no key is made again)
+        order = index if index is not None and index.ordered else self._order()
+        for slot in order:
+            name = slot.name
+            reason = None if slot in changed else kept.get(name)
+            if reason is None:
+                reason = _CORDONED if slot.cordoned else reason_of(slot.remaining, load)
+                if reason is None:  # (it fits here after all: no shortcut)
+                    return self._explained([load])[load.name]
+                if slot not in changed:
+                    kept[name] = reason
+            reasons[name] = reason
+        return Explanation(workload=load.name, total=len(self._slots), fits=(), averse=(),
+                           reasons=reasons, choice=None)
 
     @_changing
     def remove_nodes(self, names: Iterable[str]) -> Dict[str, Optional[str]]:
@@ -753,7 +831,11 @@ class Distributor:
         per workload for the F nodes where it fits; O(N log N) once for
         BinPack's order.
         """
-        loads = Workload.from_list(workloads)
+        return self._explained(Workload.from_list(workloads))
+
+    def _explained(self, loads: List[Workload]) -> Dict[str, Explanation]:
+        """:meth:`explain_all`'s work, on workloads read (and from inside a
+        call that changes the distributor: see :meth:`_drain_or_undo`)."""
         explained: Dict[str, Explanation] = {}
         refusals: Dict[Any, Tuple[Dict[str, Reason], List[str], Explanation]] = {}
         with decimal.localcontext(EXACT):
@@ -1241,6 +1323,59 @@ class Distributor:
             self._changed_nodes.update(dict.fromkeys(self._slots))
         if self._index is not None:
             self._index = self._indexed_again()
+
+    def _undo_call(self, journal: _Journal) -> None:
+        """Put back what a call that joined and removed no node recorded in
+        ``journal``, telling the index of each node put back (it is sound:
+        the call was undone on purpose, not stopped halfway through a
+        change), instead of :meth:`_roll_back`'s index built again. Cost:
+        O(R log N + G) per node touched, for G aversion groups on it, plus
+        O(W) in C for the placement table when an entry left it."""
+        assert not journal.joined and journal.order is None
+        index, table = self._index, self._group_nodes
+        for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
+            now, had = slot.remaining, slot.groups
+            slot.remaining = remaining
+            slot.below = count_below(remaining)
+            slot.workloads = workloads
+            slot.groups = Counter(groups)
+            left: List[str] = []
+            came: List[str] = []
+            for group in had.keys() | groups.keys():
+                count, was = groups.get(group, 0), had.get(group, 0)
+                if count == was:
+                    continue
+                (left if count < was else came).append(group)
+                nodes = table.get(group)
+                if count:
+                    if nodes is None:
+                        nodes = table[group] = Counter()
+                    nodes[slot.name] = count
+                elif nodes is not None:
+                    del nodes[slot.name]
+                    if not nodes:
+                        del table[group]
+            if index is not None:
+                # (the quantities that differ, as they are before the undo)
+                before = {key: value for key, value in now.items() if value != remaining[key]}
+                if before:
+                    index.changed(slot, before, True)
+                if left:
+                    index.touched(slot, left)
+                if came:
+                    index.grouped(slot, came)
+            if slot.cordoned != cordoned:
+                slot.cordoned = cordoned
+                if index is not None:
+                    index.cordoned(slot)
+            if self._changed_nodes is not None:
+                self._changed_nodes[slot.name] = None
+        if journal.where is not None:
+            self._where = journal.where
+        for name in journal.added:
+            if name in self._where and name not in self._where[name].workloads:
+                del self._where[name]
+        self._recall(journal.memento)
 
     def _indexed_again(self) -> NodeIndex:
         """A new node index over the nodes as they are now, built the way

@@ -76,3 +76,39 @@ def fewest_new_nodes(rooms, loads, capacity):
 
     search(0, [{key: Fraction(value) for key, value in room.items()} for room in rooms], [])
     return best[0]
+
+
+def one_copy_per_trial(distributor, max_nodes=None, values=None, keep=()):
+    """plan_scale_down as plainly as it can be said: every candidate tried on
+    a copy made afresh from the snapshot of the last accepted removal (the
+    planner changes one copy and undoes the drains that leave work behind).
+    Returns (removable, moves, kept)."""
+    from pylighthouse.planning import _accept_keep, _accept_values, _most_empty_first
+
+    wanted = _accept_values(values, distributor)
+    staying = _accept_keep(keep, distributor)
+    state = distributor.to_dict()
+    removable, moves = [], {}
+    while True:
+        kept, accepted = {}, False
+        for name in _most_empty_first(Distributor.from_dict(state), wanted):
+            if name in staying:
+                kept[name] = "named in keep"
+                continue
+            if max_nodes is not None and len(removable) >= max_nodes:
+                kept[name] = f"max_nodes={max_nodes} reached"
+                continue
+            trial = Distributor.from_dict(state)
+            moved = trial.drain(name)
+            stuck = [load for load, node in moved.items() if node is None]
+            if stuck:
+                kept[name] = (f"{stuck[0]} cannot move: "
+                              f"{trial.explain(trial.workload(stuck[0]))}")
+                continue
+            trial.remove_nodes([name])
+            state = trial.to_dict()
+            removable.append(name)
+            moves.update({load: node for load, node in moved.items() if node is not None})
+            accepted = True
+        if not accepted:
+            return removable, moves, kept

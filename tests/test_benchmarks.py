@@ -420,3 +420,12 @@ def test_the_planning_speed_case_plans_every_pending_workload(capsys):
     assert [row["strategy"] for row in rows] == ["Prioritized", "BestFit"]
     assert all(row["unplaceable"] == 0 and row["new_nodes"] for row in rows)
     assert "Prioritized | 150 |" in capsys.readouterr().out
+
+
+def test_the_scale_down_speed_case_finds_nodes_to_give_back_and_others_to_keep(capsys):
+    import planning_speed
+    rows = planning_speed.main(["--down", "40", "--strategies", "RoundRobin", "BestFit"])
+    assert [(row["strategy"], row["nodes"]) for row in rows] == [
+        ("RoundRobin", 40), ("BestFit", 40)]
+    assert all(0 < row["removable"] < 40 and row["placed"] == 120 for row in rows)
+    assert "BestFit | 40 | 120 |" in capsys.readouterr().out

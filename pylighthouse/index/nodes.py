@@ -214,6 +214,12 @@ class NodeIndex:
         return merge(*self._classes.values(), key=BY_KEY)
 
     @property
+    def ordered(self) -> bool:
+        """Whether nodes are in the order of a key of their room (BinPack's,
+        BestFit's), not in the order they joined. O(1)."""
+        return self._ordering is not None
+
+    @property
     def grown(self) -> int:
         """A count that moves whenever an open node gains room, joins or is
         uncordoned (the only ways a node that refused a workload may take
