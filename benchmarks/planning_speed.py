@@ -1,13 +1,14 @@
 """How long do the planners take? One seeded case per strategy.
 
-Usage: python benchmarks/planning_speed.py [--pending N] [--down NODES ...]
-[--strategies S ...]
+Usage: python benchmarks/planning_speed.py [--pending N] [--nodes N]
+[--down NODES ...] [--strategies S ...]
 
-Scaling up (the default): 50 nodes of 16 cpu and 64 memory, 300 workloads
-already placed, ``--pending`` workloads (default 1,000) of random cpu and
-memory waiting, and three templates (8, 16 and 32 cpu, four times as much
-memory, costing 1, 1.8 and 3.5). Printed per strategy: the seconds the plan
-took (process time), the new nodes it asks for by template, and their cost.
+Scaling up (the default): ``--nodes`` nodes (default 50) of 16 cpu and 64
+memory, six workloads a node already placed, ``--pending`` workloads
+(default 1,000) of random cpu and memory waiting, and three templates (8,
+16 and 32 cpu, four times as much memory, costing 1, 1.8 and 3.5). Printed
+per strategy: the seconds the plan took (process time), the new nodes it
+asks for by template, and their cost.
 
 Scaling down (``--down``, one case per cluster size given): that many nodes
 of 16 cpu and 64 memory given five workloads of random cpu and memory a
@@ -35,16 +36,17 @@ TEMPLATES = [{"name": "small", "resources": {"cpu": 8, "mem": 32}, "cost": 1},
              {"name": "large", "resources": {"cpu": 32, "mem": 128}, "cost": 3.5}]
 
 
-def case(strategy: str, pending: int, seed: int = 1) -> Dict[str, Any]:
-    """Plan the case for ``strategy``; return the row to print."""
+def case(strategy: str, pending: int, seed: int = 1, busy: int = 50) -> Dict[str, Any]:
+    """Plan the case for ``strategy`` (``busy`` nodes); return the row to print."""
     rng = random.Random(seed)
-    nodes = [{"name": f"n{index}", "resources": {"cpu": 16, "mem": 64}} for index in range(50)]
+    nodes = [{"name": f"n{index}", "resources": {"cpu": 16, "mem": 64}}
+             for index in range(busy)]
     cls = distributor_class(strategy)
     distributor = cls({"cpu": 1, "mem": 0.25}, nodes) if strategy == "BinPack" else cls(nodes)
     distributor.attempt_assign_loads([
         {"name": f"r{index}", "requirements": {"cpu": rng.choice((1, 2, 4)),
                                                "mem": rng.choice((2, 4, 8))}}
-        for index in range(300)])
+        for index in range(6 * busy)])
     waiting = [{"name": f"p{index}",
                 "requirements": {"cpu": rng.choice((0.25, 0.5, 1, 2, 4)),
                                  "mem": rng.choice((0.5, 1, 2, 4, 8, 16))}}
@@ -53,7 +55,7 @@ def case(strategy: str, pending: int, seed: int = 1) -> Dict[str, Any]:
     plan = plan_scale_up(distributor, waiting, TEMPLATES)
     seconds = time.process_time() - start
     kinds = Counter(node.name.rsplit("-", 1)[0] for node in plan.new_nodes)
-    return {"strategy": strategy, "pending": pending, "seconds": seconds,
+    return {"strategy": strategy, "nodes": busy, "pending": pending, "seconds": seconds,
             "new_nodes": dict(sorted(kinds.items())), "cost": plan.cost,
             "unplaceable": len(plan.unplaceable)}
 
@@ -82,6 +84,7 @@ def down_case(strategy: str, nodes: int, seed: int = 1) -> Dict[str, Any]:
 def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", type=int, default=1000, help="pending workloads")
+    parser.add_argument("--nodes", type=int, default=50, help="busy nodes, when scaling up")
     parser.add_argument("--down", type=int, nargs="+", metavar="NODES",
                         help="plan scaling down clusters of these sizes instead")
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
@@ -95,13 +98,13 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
             print(f"{row['strategy']} | {row['nodes']:,} | {row['placed']:,} | "
                   f"{row['seconds']:.2f} | {row['removable']:,} | {row['moves']:,}")
         return rows
-    rows = [case(strategy, args.pending) for strategy in args.strategies]
-    print("strategy | pending | seconds | new nodes | cost")
-    print("--- | --- | --- | --- | ---")
+    rows = [case(strategy, args.pending, busy=args.nodes) for strategy in args.strategies]
+    print("strategy | nodes | pending | seconds | new nodes | cost")
+    print("--- | --- | --- | --- | --- | ---")
     for row in rows:
         nodes = ", ".join(f"{count} {name}" for name, count in row["new_nodes"].items())
-        print(f"{row['strategy']} | {row['pending']:,} | {row['seconds']:.1f} | {nodes} | "
-              f"{row['cost']}")
+        print(f"{row['strategy']} | {row['nodes']:,} | {row['pending']:,} | "
+              f"{row['seconds']:.1f} | {nodes} | {row['cost']}")
     return rows
 
 

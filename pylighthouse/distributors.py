@@ -1015,6 +1015,28 @@ class Distributor:
 
     # ------------------------------------------------------------- copies
 
+    @paused()
+    def _replica(self) -> "Distributor":
+        """A copy, as :meth:`from_dict` makes it from :meth:`to_dict` (of the
+        snapshot's strategy class, its nodes joining in order, cordoned as
+        they are, then the workloads placed in the order they were), but
+        from the nodes and workloads themselves (they are frozen), not read
+        again. For a distributor made by :meth:`from_dict`, whose quantities
+        are written as a snapshot writes them, the copy is the same to the
+        last digit written; the planners' trials copy such a one. Cost:
+        O((N + W) x R log N), without reading or checking any input."""
+        settings: Dict[str, Any] = {"strategy": self.strategy}
+        settings.update(self._settings())
+        copy = Distributor._strategies[self.strategy]._restore(
+            settings, [slot.node for slot in self._slots.values()])
+        slots = copy._slots
+        for slot in self._slots.values():
+            copy._cordon(slots[slot.name], slot.cordoned)
+        with decimal.localcontext(EXACT):
+            for name, slot in self._where.items():
+                copy._put(slot.workloads[name], slots[slot.name])
+        return copy
+
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         # Rebuilt from the snapshot: the lock and the node index are made
         # anew, whatever the index keeps inside.

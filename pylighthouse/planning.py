@@ -2,9 +2,10 @@
 
 Both planners answer by simulation. They copy the distributor they are asked
 about (:meth:`~pylighthouse.Distributor.to_dict`, then
-:meth:`~pylighthouse.Distributor.from_dict`) and call the copy's own methods,
-so a plan follows the distributor's strategy and the one fit rule exactly,
-and the distributor itself is never changed.
+:meth:`~pylighthouse.Distributor.from_dict`, once; each trial of
+:func:`plan_scale_up` copies that copy without reading it again) and call
+the copies' own methods, so a plan follows the distributor's strategy and
+the one fit rule exactly, and the distributor itself is never changed.
 """
 import functools
 import math
@@ -203,9 +204,11 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
             ``max_new_nodes`` is malformed, or no template is given.
         DuplicateNameError: a pending name repeats or is already placed.
 
-    Cost: every trial copies the distributor and places the pending
-    workloads, O(P + W x N x R) for P placed workloads, W pending, N nodes
-    and R resources. With one template the trials run from the lower bound
+    Cost: the distributor read once from its snapshot, O(P x R log N) for P
+    placed workloads, N nodes and R resources; then every trial copies it
+    (placing the P workloads again, without reading them, O(P x R log N))
+    and places the pending workloads, O(W x N x R) at worst for W pending.
+    With one template the trials run from the lower bound
     up to the first count that places everything: one trial per count (a
     few where the work comes in a few sizes; dozens where many workloads of
     their own sizes leave the bound loose), or, for Prioritized with no
@@ -307,7 +310,9 @@ class _Search:
 
     def __init__(self, distributor: Distributor, loads: List[Workload],
                  templates: List[_Template]):
-        self.snapshot = distributor.to_dict()
+        # (read once from its snapshot: each trial copies this one, see
+        # Distributor._replica)
+        self.base = Distributor.from_dict(distributor.to_dict())
         self.loads = loads
         self.templates = templates
         self.taken = {node.name for node in distributor.nodes}
@@ -336,7 +341,7 @@ class _Search:
         # workload fits: with no aversion group pending, a new node takes,
         # of what waits without it, what it would take alone; see
         # :meth:`grow` and :meth:`leap`)
-        self.joins_last = self.snapshot.get("strategy") == "Prioritized" \
+        self.joins_last = self.base.strategy == "Prioritized" \
             and not any(load.aversion_groups for load in loads)
         # (every workload waiting without new nodes, in order)
         self.unplaced = [load for load in loads if result[load.name] is None]
@@ -364,7 +369,7 @@ class _Search:
         """Place the pending workloads on a copy given the nodes of ``mix``."""
         key = tuple(mix)
         if key not in self._trials:
-            copy = Distributor.from_dict(self.snapshot)
+            copy = self.base._replica()
             copy.add_nodes(self.nodes(key))
             # Only the latest trial is kept: copies are large, and the counts
             # the search compares are remembered in _missing.

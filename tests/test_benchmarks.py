@@ -419,7 +419,7 @@ def test_the_planning_speed_case_plans_every_pending_workload(capsys):
     rows = planning_speed.main(["--pending", "150", "--strategies", "Prioritized", "BestFit"])
     assert [row["strategy"] for row in rows] == ["Prioritized", "BestFit"]
     assert all(row["unplaceable"] == 0 and row["new_nodes"] for row in rows)
-    assert "Prioritized | 150 |" in capsys.readouterr().out
+    assert "Prioritized | 50 | 150 |" in capsys.readouterr().out
 
 
 def test_the_scale_down_speed_case_finds_nodes_to_give_back_and_others_to_keep(capsys):
