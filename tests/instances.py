@@ -91,3 +91,18 @@ def operations(draw, max_steps=8, prefix="s"):
         else:
             steps.append((kind, draw(st.randoms(use_true_random=False))))
     return steps
+
+
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
+
+
+def distributor_of(strategy, rubric, nodes):
+    """A distributor of ``strategy`` over ``nodes``; ``rubric`` for BinPack,
+    and for BestFit when not empty."""
+    from pylighthouse import (BestFitDistributor, BinPackDistributor, PrioritizedDistributor,
+                              RoundRobinDistributor)
+    if strategy == "BinPack":
+        return BinPackDistributor(rubric, nodes)
+    if strategy == "BestFit":
+        return BestFitDistributor(nodes, rubric or None)
+    return (PrioritizedDistributor if strategy == "Prioritized" else RoundRobinDistributor)(nodes)

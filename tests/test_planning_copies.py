@@ -7,20 +7,9 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from instances import RUBRICS, batches, clusters
-from pylighthouse import (BestFitDistributor, BinPackDistributor, Distributor,
-                          PrioritizedDistributor, RoundRobinDistributor, plan_scale_up)
+from instances import RUBRICS, STRATEGIES, batches, clusters, distributor_of
+from pylighthouse import Distributor, plan_scale_up
 from test_planning import rough_problems
-
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
-
-
-def make(strategy, rubric, nodes):
-    if strategy == "BinPack":
-        return BinPackDistributor(rubric, nodes)
-    if strategy == "BestFit":
-        return BestFitDistributor(nodes, rubric or None)
-    return (PrioritizedDistributor if strategy == "Prioritized" else RoundRobinDistributor)(nodes)
 
 
 def written(distributor):
@@ -61,7 +50,7 @@ def written_many_ways(draw):
 @given(st.sampled_from(STRATEGIES), RUBRICS, written_many_ways(), st.data())
 def test_a_replica_is_what_reading_the_snapshot_again_makes(strategy, rubric, specs, data):
     nodes, loads = specs
-    original = make(strategy, rubric, nodes)
+    original = distributor_of(strategy, rubric, nodes)
     original.attempt_assign_loads(loads)
     for node in original.nodes:
         if data.draw(st.integers(0, 4)) == 0:

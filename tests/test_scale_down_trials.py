@@ -10,21 +10,10 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from instances import RUBRICS, node_specs, workload_specs
+from instances import RUBRICS, STRATEGIES, distributor_of, node_specs, workload_specs
 from planning_twin import one_copy_per_trial
-from pylighthouse import (BestFitDistributor, BinPackDistributor, Distributor, Node,
-                          PrioritizedDistributor, RoundRobinDistributor, Workload,
-                          plan_scale_down)
-
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
-
-
-def make(strategy, rubric, nodes):
-    if strategy == "BinPack":
-        return BinPackDistributor(rubric, nodes)
-    if strategy == "BestFit":
-        return BestFitDistributor(nodes, rubric or None)
-    return (PrioritizedDistributor if strategy == "Prioritized" else RoundRobinDistributor)(nodes)
+from pylighthouse import (Distributor, Node, PrioritizedDistributor, RoundRobinDistributor,
+                          Workload, plan_scale_down)
 
 
 @st.composite
@@ -34,7 +23,7 @@ def busy_clusters(draw, max_nodes=9):
     cordoned here and there."""
     nodes = [draw(node_specs(f"node-{number}"))
              for number in range(draw(st.integers(1, max_nodes)))]
-    distributor = make(draw(st.sampled_from(STRATEGIES)), draw(RUBRICS), nodes)
+    distributor = distributor_of(draw(st.sampled_from(STRATEGIES)), draw(RUBRICS), nodes)
     for batch in ("a", "b"):
         distributor.attempt_assign_loads([
             draw(workload_specs(f"{batch}-{number}"))
@@ -224,7 +213,7 @@ def crowded(strategy, seed, count=150):
         if rng.random() < 0.05:
             spec["immunities"] = ["spot"]
         return spec
-    distributor = make(strategy, {"cpu": 1, "mem": 0.25, "gpu": 3}, nodes)
+    distributor = distributor_of(strategy, {"cpu": 1, "mem": 0.25, "gpu": 3}, nodes)
     distributor.attempt_assign_loads([load(f"w{number}") for number in range(6 * count)])
     for name in rng.sample([node.name for node in distributor.nodes], count // 6):
         distributor.cordon(name)
