@@ -400,6 +400,19 @@ class _Undone(Exception):
         self.why = why
 
 
+_Saved = Tuple[Dict[str, Decimal], Dict[str, Workload], Dict[str, int], bool]
+
+
+def _put_back(slot: _Slot, saved: _Saved) -> None:
+    """Put back the room, workloads and groups a journal kept of ``slot``
+    (its cordon is the caller's to put back)."""
+    remaining, workloads, groups, _ = saved
+    slot.remaining = remaining
+    slot.below = count_below(remaining)
+    slot.workloads = workloads
+    slot.groups = Counter(groups)
+
+
 class _Journal:
     """What one call changed, kept so that it can be undone.
 
@@ -413,8 +426,8 @@ class _Journal:
     __slots__ = ("slots", "added", "where", "joined", "order", "memento")
 
     def __init__(self, distributor: "Distributor"):
-        self.slots: Dict[_Slot, Tuple[Dict[str, Decimal], Dict[str, Workload],
-                                      Dict[str, int], bool]] = {}
+        #: Per node touched: its room, workloads, groups and cordon before.
+        self.slots: Dict[_Slot, _Saved] = {}
         self.added: Dict[str, None] = {}
         self.where: Optional[Dict[str, _Slot]] = None
         self.joined: Dict[str, None] = {}
@@ -1314,21 +1327,14 @@ class Distributor:
         """Put back everything recorded in ``journal``, then rebuild the
         index from the restored nodes (the failure may have come from the
         index itself, halfway through a change). Cost: O(N x R log N + W)."""
-        for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
-            slot.remaining = remaining
-            slot.below = count_below(remaining)
-            slot.workloads = workloads
-            slot.groups = Counter(groups)
-            slot.cordoned = cordoned
+        for slot, saved in journal.slots.items():
+            _put_back(slot, saved)
+            slot.cordoned = saved[3]
         if journal.order is not None:
             self._slots = journal.order
         for name in journal.joined:
             self._slots.pop(name, None)
-        if journal.where is not None:
-            self._where = journal.where
-        for name in journal.added:
-            if name in self._where and name not in self._where[name].workloads:
-                del self._where[name]
+        self._placements_back(journal)
         # A released name deleted before the failure is put back at its
         # place from its node (release_loads deletes them last, in one go).
         for slot in self._slots.values():
@@ -1355,12 +1361,10 @@ class Distributor:
         O(W) in C for the placement table when an entry left it."""
         assert not journal.joined and journal.order is None
         index, table = self._index, self._group_nodes
-        for slot, (remaining, workloads, groups, cordoned) in journal.slots.items():
+        for slot, saved in journal.slots.items():
+            remaining, _, groups, cordoned = saved
             now, had = slot.remaining, slot.groups
-            slot.remaining = remaining
-            slot.below = count_below(remaining)
-            slot.workloads = workloads
-            slot.groups = Counter(groups)
+            _put_back(slot, saved)
             left: List[str] = []
             came: List[str] = []
             for group in had.keys() | groups.keys():
@@ -1392,12 +1396,17 @@ class Distributor:
                     index.cordoned(slot)
             if self._changed_nodes is not None:
                 self._changed_nodes[slot.name] = None
+        self._placements_back(journal)
+        self._recall(journal.memento)
+
+    def _placements_back(self, journal: _Journal) -> None:
+        """The placement table as ``journal`` kept it, without the names
+        placed during the call that are no longer on their node."""
         if journal.where is not None:
             self._where = journal.where
         for name in journal.added:
             if name in self._where and name not in self._where[name].workloads:
                 del self._where[name]
-        self._recall(journal.memento)
 
     def _indexed_again(self) -> NodeIndex:
         """A new node index over the nodes as they are now, built the way
