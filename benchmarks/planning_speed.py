@@ -1,7 +1,7 @@
 """How long do the planners take? One seeded case per strategy.
 
 Usage: python benchmarks/planning_speed.py [--pending N] [--nodes N]
-[--down NODES ...] [--strategies S ...]
+[--down NODES ...] [--full] [--strategies S ...]
 
 Scaling up (the default): ``--nodes`` nodes (default 50) of 16 cpu and 64
 memory, six workloads a node already placed, ``--pending`` workloads
@@ -13,7 +13,9 @@ asks for by template, and their cost.
 Scaling down (``--down``, one case per cluster size given): that many nodes
 of 16 cpu and 64 memory given five workloads of random cpu and memory a
 node, two in five of them then released, so that some nodes can go and most
-cannot. Printed per strategy and size: the seconds
+cannot; with ``--full``, eight workloads offered a node and none released,
+so that the cluster is full and every node stays, each with its reason.
+Printed per strategy and size: the seconds
 :func:`~pylighthouse.plan_scale_down` took, the workloads placed, the nodes
 it finds removable and the workloads it moves.
 """
@@ -60,8 +62,9 @@ def case(strategy: str, pending: int, seed: int = 1, busy: int = 50) -> Dict[str
             "unplaceable": len(plan.unplaceable)}
 
 
-def down_case(strategy: str, nodes: int, seed: int = 1) -> Dict[str, Any]:
-    """Plan scaling down a cluster of ``nodes`` for ``strategy``; return the row to print."""
+def down_case(strategy: str, nodes: int, seed: int = 1, full: bool = False) -> Dict[str, Any]:
+    """Plan scaling down a cluster of ``nodes`` for ``strategy`` (``full``:
+    the full cluster); return the row to print."""
     rng = random.Random(seed)
     cls = distributor_class(strategy)
     cluster = [{"name": f"n{index:05d}", "resources": {"cpu": 16, "mem": 64}}
@@ -71,9 +74,10 @@ def down_case(strategy: str, nodes: int, seed: int = 1) -> Dict[str, Any]:
     distributor.attempt_assign_loads([
         {"name": f"r{index}", "requirements": {"cpu": rng.choice((1, 2, 4)),
                                                "mem": rng.choice((2, 4, 8))}}
-        for index in range(5 * nodes)])
-    placed = sorted(distributor.assignments)
-    distributor.release_loads(rng.sample(placed, len(placed) * 2 // 5))
+        for index in range((8 if full else 5) * nodes)])
+    if not full:
+        placed = sorted(distributor.assignments)
+        distributor.release_loads(rng.sample(placed, len(placed) * 2 // 5))
     start = time.process_time()
     plan = plan_scale_down(distributor)
     seconds = time.process_time() - start
@@ -87,10 +91,12 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--nodes", type=int, default=50, help="busy nodes, when scaling up")
     parser.add_argument("--down", type=int, nargs="+", metavar="NODES",
                         help="plan scaling down clusters of these sizes instead")
+    parser.add_argument("--full", action="store_true",
+                        help="with --down: a full cluster, where every node stays")
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     args = parser.parse_args(argv)
     if args.down:
-        rows = [down_case(strategy, nodes) for nodes in args.down
+        rows = [down_case(strategy, nodes, full=args.full) for nodes in args.down
                 for strategy in args.strategies]
         print("strategy | nodes | workloads placed | seconds | removable | moves")
         print("--- | --- | --- | --- | --- | ---")

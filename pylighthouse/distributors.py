@@ -25,7 +25,7 @@ import attr
 from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      ReentrantCallError, UnknownNameError, json_path, shown)
-from .explain import Explanation, shape_of
+from .explain import Explanation, RefusalTally, shape_of
 from .fit import CORDONED, MISSING, Reason, count_below, reason_of
 from .index import NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_fields, check_flag, check_name
@@ -724,28 +724,31 @@ class Distributor:
             moves[workload.name] = None if target is None else target.name
         return moves
 
-    def _drain_or_undo(self, name: str, known: Optional[Dict[Any, Dict[str, Reason]]] = None,
+    def _drain_or_undo(self, name: str, known: Optional[Dict[Any, RefusalTally]] = None,
                        ) -> Tuple[Dict[str, Optional[str]], Optional[str]]:
         """:meth:`drain` when every workload of node ``name`` moves: its
         moves, and ``None``. Else the moves it found, and the first workload
         that could not move, with why (as the drain left the cluster) unless
         ``known`` is ``None``; the drain is then undone (the planner's
         trial, see :func:`~pylighthouse.plan_scale_down`). ``known``: the
-        reasons nodes refused workloads for, by their :func:`shape_of`, in
-        the cluster as it is (filled as they are read; the caller clears it
-        when a node changes).
+        reasons nodes refused workloads for, counted by their
+        :func:`shape_of`, in the cluster as it is (filled as they are read;
+        the caller clears it when a node changes).
 
-        Cost: :meth:`drain`'s, plus O(N) for the reason (one check of the
-        fit rule per node changed since ``known`` was cleared, or by the
-        drain); undoing it, O(R log N) per node it changed and O(W) in C,
-        instead of building the distributor again."""
+        Cost: :meth:`drain`'s, plus, for the reason, one check of the fit
+        rule per node the drain changed and per node not read since
+        ``known`` was cleared for that shape, and O(C x (G + log N) + G log
+        G) to count them, for C nodes the drain changed and G kinds of
+        reason (see :class:`~pylighthouse.explain.RefusalTally`); undoing
+        it, O(R log N) per node it changed and O(W) in C, instead of
+        building the distributor again."""
         try:
             return self._drain_trial(name, known), None
         except _Undone as undone:
             return undone.moves, undone.why
 
     @_changing
-    def _drain_trial(self, name: str, known: Optional[Dict[Any, Dict[str, Reason]]],
+    def _drain_trial(self, name: str, known: Optional[Dict[Any, RefusalTally]],
                      ) -> Dict[str, Optional[str]]:
         slot = self._slots[name]
         moves = self._drain(slot)
@@ -755,30 +758,39 @@ class Distributor:
                               f"{load} cannot move: {self._stuck(slot.workloads[load], known)}")
         return moves
 
-    def _stuck(self, load: Workload, known: Dict[Any, Dict[str, Reason]]) -> Explanation:
-        """:meth:`explain` of ``load``, which fits no node, in a drain:
-        the reasons of the nodes it did not change are read from ``known``
-        (see :meth:`_drain_or_undo`), or found and kept there."""
+    def _stuck(self, load: Workload, known: Dict[Any, RefusalTally]) -> str:
+        """The line of :meth:`explain` of ``load``, which fits no node, in a
+        drain. The reasons of the nodes the drain did not change are counted
+        in ``known``, per :func:`shape_of` (see :meth:`_drain_or_undo`), as
+        they are first read: the line then reads only the nodes the drain
+        changed (:class:`~pylighthouse.explain.RefusalTally`), each at its
+        order key, the strategy's order where the index orders nodes by
+        their room, else the order given, from RoundRobin's cursor on."""
         assert self._journal is not None  # (inside the drain, see _drain_trial)
-        changed = self._journal.slots
-        kept = known.setdefault(shape_of(load), {})
-        reasons: Dict[str, Reason] = {}
         index = self._index
-        # (where the index orders nodes by their room, its order is the
-        # strategy's, kept as nodes change: no key is made again)
-        order = index if index is not None and index.ordered else self._order()
-        for slot in order:
-            name = slot.name
-            reason = None if slot in changed else kept.get(name)
+        if index is None:  # pragma: no cover - drains run with the index
+            return str(self._explained([load])[load.name])
+        changed = self._journal.slots
+        shape = shape_of(load)
+        tally = known.get(shape)
+        if tally is None:
+            tally = known[shape] = RefusalTally(self._slots)
+        given = []
+        for slot in changed:
+            reason = _CORDONED if slot.cordoned else reason_of(slot.remaining, load)
+            if reason is None:  # (it fits here after all: no shortcut)
+                return str(self._explained([load])[load.name])
+            given.append((reason, slot.key))
+        for name in [name for name in tally.unread if self._slots[name] not in changed]:
+            slot = self._slots[name]
+            reason = _CORDONED if slot.cordoned else reason_of(slot.remaining, load)
             if reason is None:
-                reason = _CORDONED if slot.cordoned else reason_of(slot.remaining, load)
-                if reason is None:  # (it fits here after all: no shortcut)
-                    return self._explained([load])[load.name]
-                if slot not in changed:
-                    kept[name] = reason
-            reasons[name] = reason
-        return Explanation(workload=load.name, total=len(self._slots), fits=(), averse=(),
-                           reasons=reasons, choice=None)
+                return str(self._explained([load])[load.name])
+            tally.add(name, reason, slot.key)
+        start = self._start()
+        return tally.line(len(self._slots), given,
+                          [slot.name for slot in changed if slot.name in tally],
+                          index.key_at(start) if start else None)
 
     @_changing
     def remove_nodes(self, names: Iterable[str]) -> Dict[str, Optional[str]]:

@@ -4,15 +4,17 @@ An :class:`Explanation` is assembled by a distributor from the reasons the
 fit rule (:func:`pylighthouse.fit.check_fit`) gives for each node; nothing
 here re-checks a fit.
 """
+from bisect import bisect_left, bisect_right
 from decimal import Decimal
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 import attr
 
 from .fit import INSUFFICIENT, Reason
 from .quantities import quantity_text
 
-__all__ = ["Explanation", "summary_parts", "one_line", "shape_of", "shortfall", "printable"]
+__all__ = ["Explanation", "RefusalTally", "summary_parts", "one_line", "shape_of", "shortfall",
+           "printable"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, kw_only=True)
@@ -82,6 +84,171 @@ class Explanation:
                 "fits": list(self.fits), "averse": list(self.averse),
                 "reasons": {node: str(reason) for node, reason in self.reasons.items()},
                 "choice": self.choice, "summary": str(self)}
+
+
+class RefusalTally:
+    """The reasons nodes refuse one workload, grouped as
+    :meth:`Explanation.summary` groups them, for the line of an explanation
+    in which no node fits, found again and again with a few nodes changed.
+
+    Each node is added with its reason and its *place*, its order key in the
+    strategy's order (any values that compare as the nodes come). The line
+    of every node added but a few left out, with a few reasons of other
+    nodes given (:meth:`line`: the nodes a trial changed, as they are now),
+    is then worked out from the groups without reading the other nodes
+    again: the count of each group, the first of its nodes in order (ties
+    of counts go to the group seen first) and, for
+    :data:`~pylighthouse.fit.INSUFFICIENT`, the most any of them has left
+    (the first in order of equal quantities, which may be written
+    differently). :func:`~pylighthouse.plan_scale_down` asks this for
+    every node it keeps, whose drain left a workload behind.
+
+    Cost: O(1) to add a node; a line O(F x (G + log N) + G log G) for F
+    nodes left out or given, G groups and N nodes added, once the groups
+    are sorted (O(N log N), after nodes were added).
+    """
+
+    __slots__ = ("groups", "kinds", "unread")
+
+    def __init__(self, unread: Iterable[str] = ()) -> None:
+        self.groups: Dict[Tuple[str, str], _Group] = {}
+        #: Per node added, its group.
+        self.kinds: Dict[str, Tuple[str, str]] = {}
+        #: The names of the nodes not added yet (the caller's to keep).
+        self.unread = set(unread)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.kinds
+
+    def add(self, name: str, reason: Reason, place: Any) -> None:
+        """Count node ``name``, at ``place``, refusing for ``reason``."""
+        kind = (reason.kind, reason.resource)
+        group = self.groups.get(kind)
+        if group is None:
+            group = self.groups[kind] = _Group(reason)
+        group.add(name, reason, place)
+        self.kinds[name] = kind
+        self.unread.discard(name)
+
+    def line(self, total: int, given: Iterable[Tuple[Reason, Any]],
+             left_out: Collection[str] = (), pivot: Any = None) -> str:
+        """:func:`one_line` of ``total`` nodes of which none fits: the
+        nodes added but those named in ``left_out``, and the nodes of
+        ``given`` ((reason, place) pairs). ``pivot``: the place where the
+        order starts, when it starts past the first node (RoundRobin's
+        cursor): the nodes from it on come first, then those before it."""
+        def turned(place: Any) -> Any:
+            return place if pivot is None else (place < pivot, place)
+
+        counts: Dict[Tuple[str, str], int] = {
+            kind: len(group.places) for kind, group in self.groups.items()}
+        out = set(left_out)
+        for name in out:
+            counts[self.kinds[name]] -= 1
+        # (per group: its count, the first place of its nodes, a reason of
+        # it and, for INSUFFICIENT, the most left and where)
+        found: Dict[Tuple[str, str], List[Any]] = {}
+        for kind, group in self.groups.items():
+            if counts[kind] > 0:
+                group.sort()
+                first = group.first(out, pivot)
+                most = group.most(out, pivot) if kind[0] == INSUFFICIENT else None
+                found[kind] = [counts[kind], turned(first), group.reason,
+                               None if most is None else most[0],
+                               None if most is None else turned(most[1])]
+        for reason, place in given:
+            kind = (reason.kind, reason.resource)
+            place = turned(place)
+            entry = found.get(kind)
+            if entry is None:
+                found[kind] = [1, place, reason,
+                               reason.left if kind[0] == INSUFFICIENT else None, place]
+                continue
+            entry[0] += 1
+            if place < entry[1]:
+                entry[1] = place
+            if kind[0] == INSUFFICIENT and (reason.left > entry[3] or
+                                            reason.left == entry[3] and place < entry[4]):
+                entry[3], entry[4] = reason.left, place
+        ranked = sorted(found.values(), key=lambda entry: (-entry[0], entry[1]))
+        return one_line(0, 0, total, summary_parts(
+            (entry[2], entry[0], entry[3]) for entry in ranked))
+
+
+class _Group:
+    """The nodes of a :class:`RefusalTally` that refuse for one kind of
+    reason and one resource: (place, name) sorted by place, and for
+    :data:`~pylighthouse.fit.INSUFFICIENT` (quantity left, negated; place;
+    name; quantity left), most left first, each sorted when read after
+    nodes were added."""
+
+    __slots__ = ("reason", "places", "lefts", "sorted")
+
+    def __init__(self, reason: Reason) -> None:
+        self.reason = reason
+        self.places: List[Tuple[Any, str]] = []
+        self.lefts: List[Tuple[Decimal, Any, str, Decimal]] = []
+        self.sorted = True
+
+    def add(self, name: str, reason: Reason, place: Any) -> None:
+        self.places.append((place, name))
+        if reason.kind == INSUFFICIENT:
+            assert reason.left is not None  # (set with INSUFFICIENT)
+            self.lefts.append((reason.left.copy_negate(), place, name, reason.left))
+        self.sorted = False
+
+    def sort(self) -> None:
+        if not self.sorted:
+            self.places.sort()
+            self.lefts.sort()
+            self.sorted = True
+
+    def first(self, out: Collection[str], pivot: Any) -> Any:
+        """The place of the first node in order not named in ``out``."""
+        places = self.places
+        start = 0 if pivot is None else bisect_left(places, (pivot,))
+        for place, name in _round(places, start, 0, len(places)):
+            if name not in out:
+                return place
+        raise AssertionError("no node of the group is left")  # pragma: no cover
+
+    def most(self, out: Collection[str], pivot: Any) -> Tuple[Decimal, Any]:
+        """The most left of a node not named in ``out``, and the place of
+        the first such node in order with that much."""
+        lefts = self.lefts
+        for at, (negated, _, name, _) in enumerate(lefts):
+            if name not in out:
+                break
+        else:  # pragma: no cover - the caller asks only when one is left
+            raise AssertionError("no node of the group is left")
+        # (the nodes with as much left sit from ``at`` to ``end``, in order)
+        end = bisect_right(lefts, (negated, _LAST), at)
+        start = at if pivot is None else bisect_left(lefts, (negated, pivot), at, end)
+        for _, place, name, left in _round(lefts, start, at, end):
+            if name not in out:
+                return left, place
+        raise AssertionError("no node of the group is left")  # pragma: no cover
+
+
+class _Last:
+    """Above every place (for a bisection past the entries of one quantity)."""
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __gt__(self, other: object) -> bool:
+        return True
+
+
+_LAST = _Last()
+
+
+def _round(entries: List[Any], start: int, low: int, high: int) -> Iterator[Any]:
+    """``entries[low:high]`` from ``start`` on, then those before it."""
+    for at in range(start, high):
+        yield entries[at]
+    for at in range(low, start):
+        yield entries[at]
 
 
 def shape_of(workload: Any) -> Tuple[Any, ...]:

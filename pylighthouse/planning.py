@@ -22,7 +22,8 @@ from .bestfit import dominant_share, largest_capacities
 from .distributors import Distributor, NodeState, PrioritizedDistributor
 from .errors import (InvalidInputError, InvalidTypeError, LighthouseException, counted,
                      shown)
-from .fit import Reason, check_fit, reason_of
+from .explain import RefusalTally
+from .fit import check_fit, reason_of
 from .model import Node, Workload, _build_all, _quick_workload, check_fields, check_name
 from .quantities import ZERO, exactly, made_quantity, quantity_text, to_number, to_quantity
 
@@ -832,10 +833,12 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
     each a drain of the node on that copy (placing its K workloads), undone
     in O(R log N) per node it changed plus O(P) in C when work is left
     behind, or followed by the node's removal (O(N + P) in C) when not; and
-    the reason each kept node stays, O(N x R) per node, worked out in the
-    last pass only. About half a second for 1,000 nodes, 5 to 7 s for
-    5,000 of which half can go, up to 30 s for 5,000 that all stay (see the
-    docs' page on planning).
+    the reason each kept node stays, worked out in the last pass only:
+    O(N x R) per shape of the workloads left behind (requirements and
+    immunities), until a node is removed, then O(R) per node a drain
+    changed and O(log N) per kind of reason. About half a second for 1,000
+    nodes, 3.5 to 5 s for 5,000 of which half can go, 2 to 7 s for 5,000
+    that all stay (see the docs' page on planning).
     """
     limit = _accept_limit(max_nodes, "max_nodes")
     wanted = _accept_values(values, distributor)
@@ -847,7 +850,7 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
     moves: Dict[str, str] = {}
     # (the reasons nodes refuse workloads, by shape, while no node changes:
     # see Distributor._drain_or_undo)
-    known: Dict[Any, Dict[str, Reason]] = {}
+    known: Dict[Any, RefusalTally] = {}
     while True:
         kept: Dict[str, str] = {}
         accepted = False

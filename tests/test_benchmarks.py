@@ -429,3 +429,12 @@ def test_the_scale_down_speed_case_finds_nodes_to_give_back_and_others_to_keep(c
         ("RoundRobin", 40), ("BestFit", 40)]
     assert all(0 < row["removable"] < 40 and row["placed"] == 120 for row in rows)
     assert "BestFit | 40 | 120 |" in capsys.readouterr().out
+
+
+def test_the_full_scale_down_speed_case_keeps_every_node(capsys):
+    import planning_speed
+    rows = planning_speed.main(["--down", "40", "--full", "--strategies", "Prioritized"])
+    assert [(row["strategy"], row["removable"], row["moves"]) for row in rows] == [
+        ("Prioritized", 0, 0)]
+    assert rows[0]["placed"] > 240  # (eight offered a node, most placed: the nodes are full)
+    assert "Prioritized | 40 |" in capsys.readouterr().out

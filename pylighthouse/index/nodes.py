@@ -239,6 +239,11 @@ class NodeIndex:
             return bisect_left(self._order, slot.key)
         return sum(nodes.count_before(slot.key) for nodes in self._classes.values())
 
+    def key_at(self, rank: int) -> Any:
+        """The order key of the node ``rank`` nodes from the first; ``None``
+        for the first (or past the last). O(1), or O(N) with an ``order``."""
+        return self._key_at(rank)
+
     def _key_at(self, rank: int) -> Any:
         if not 0 < rank < len(self._home):
             return None
