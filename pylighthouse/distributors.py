@@ -747,6 +747,26 @@ class Distributor:
         except _Undone as undone:
             return undone.moves, undone.why
 
+    def _placed_on_trial(self, nodes: List[Node],
+                         loads: Iterable[WorkloadLike]) -> Dict[str, Optional[str]]:
+        """What ``attempt_assign_loads(loads)`` would return once ``nodes``
+        (new names) joined, the distributor left as it was: the placement is
+        undone and the nodes leave again (the planner's trial, see
+        :func:`~pylighthouse.plan_scale_up`). Cost: the placement's, plus
+        O(R log N) per node it changed, to undo, instead of a copy of the
+        distributor per trial."""
+        try:
+            self._placing_on_trial(nodes, loads)
+        except _Undone as undone:
+            return undone.moves
+        raise AssertionError("a trial is always undone")  # pragma: no cover
+
+    @_changing
+    def _placing_on_trial(self, nodes: List[Node], loads: Iterable[WorkloadLike]) -> None:
+        accepted = self._accept_workloads(loads)
+        self._join(nodes)
+        raise _Undone(self._assign(accepted, False), "a trial")
+
     @_changing
     def _drain_trial(self, name: str, known: Optional[Dict[Any, RefusalTally]],
                      ) -> Dict[str, Optional[str]]:
@@ -1048,7 +1068,7 @@ class Distributor:
         from the nodes and workloads themselves (they are frozen), not read
         again. For a distributor made by :meth:`from_dict`, whose quantities
         are written as a snapshot writes them, the copy is the same to the
-        last digit written; the planners' trials copy such a one. Cost:
+        last digit written; the planners copy such a one. Cost:
         O((N + W) x R log N), without reading or checking any input."""
         settings: Dict[str, Any] = {"strategy": self.strategy}
         settings.update(self._settings())
@@ -1365,15 +1385,27 @@ class Distributor:
             self._index = self._indexed_again()
 
     def _undo_call(self, journal: _Journal) -> None:
-        """Put back what a call that joined and removed no node recorded in
+        """Put back what a call that removed no node recorded in
         ``journal``, telling the index of each node put back (it is sound:
         the call was undone on purpose, not stopped halfway through a
-        change), instead of :meth:`_roll_back`'s index built again. Cost:
-        O(R log N + G) per node touched, for G aversion groups on it, plus
-        O(W) in C for the placement table when an entry left it."""
-        assert not journal.joined and journal.order is None
+        change), instead of :meth:`_roll_back`'s index built again; the
+        nodes that joined during the call leave it. Cost: O(R log N + G)
+        per node touched, for G aversion groups on it, plus O(W) in C for
+        the placement table when an entry left it, and O(R log N) per node
+        that joined (it leaves as :meth:`remove_nodes` takes a node out)."""
+        assert journal.order is None
         index, table = self._index, self._group_nodes
+        joined = journal.joined
         for slot, saved in journal.slots.items():
+            if slot.name in joined:
+                # (it leaves below: only its groups leave the group table)
+                for group in slot.groups:
+                    hosts = table[group]
+                    del hosts[slot.name]
+                    if not hosts:
+                        del table[group]
+                _put_back(slot, saved)
+                continue
             remaining, _, groups, cordoned = saved
             now, had = slot.remaining, slot.groups
             _put_back(slot, saved)
@@ -1408,6 +1440,13 @@ class Distributor:
                     index.cordoned(slot)
             if self._changed_nodes is not None:
                 self._changed_nodes[slot.name] = None
+        for name in joined:
+            slot = self._slots.pop(name)
+            self._leaving(slot)
+            if index is not None:
+                index.remove(slot)
+            if self._changed_nodes is not None:
+                self._changed_nodes[name] = None
         self._placements_back(journal)
         self._recall(journal.memento)
 

@@ -206,9 +206,11 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
         DuplicateNameError: a pending name repeats or is already placed.
 
     Cost: the distributor read once from its snapshot, O(P x R log N) for P
-    placed workloads, N nodes and R resources; then every trial copies it
-    (placing the P workloads again, without reading them, O(P x R log N))
-    and places the pending workloads, O(W x N x R) at worst for W pending.
+    placed workloads, N nodes and R resources; then every trial places the
+    pending workloads on that copy with the trial's new nodes, O(W x N x
+    R) at worst for W pending, and undoes it, O(R log N) per node it
+    changed; the plan chosen is placed once more on a copy of its own, to
+    explain what still waits (O(P x R log N) to copy).
     With one template the trials run from the lower bound
     up to the first count that places everything: one trial per count (a
     few where the work comes in a few sizes; dozens where many workloads of
@@ -239,7 +241,7 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     # (Across orders every workload left waiting counts: the ones a search
     # set aside as no template's differ from one order to the other.)
     search, mix = min(found, key=lambda pair: pair[0].rank(pair[1], every=True))
-    final, result = search.run(mix)
+    final, result = search.settle(mix)
     assignments = {name: node for name, node in result.items() if node is not None}
     unplaceable = {}
     for load in search.loads:
@@ -307,22 +309,22 @@ def lower_bound(distributor: Distributor, pending: Iterable[Any],
 
 
 class _Search:
-    """Trial placements of the pending workloads on copies given extra nodes."""
+    """Trial placements of the pending workloads on a copy given extra nodes."""
 
     def __init__(self, distributor: Distributor, loads: List[Workload],
                  templates: List[_Template]):
-        # (read once from its snapshot: each trial copies this one, see
-        # Distributor._replica)
+        # (read once from its snapshot: each trial places the pending work
+        # on this one and undoes it, see Distributor._placed_on_trial)
         self.base = Distributor.from_dict(distributor.to_dict())
         self.loads = loads
         self.templates = templates
         self.taken = {node.name for node in distributor.nodes}
         states = distributor.node_states()
         self.free = _free_room(states)
-        self._trials: Dict[Mix, Tuple[Distributor, Dict[str, Optional[str]]]] = {}
+        self._trials: Dict[Mix, Dict[str, Optional[str]]] = {}
         # (per mix: the hostable workloads it leaves waiting, and all of them)
         self._missing: Dict[Mix, Tuple[int, int]] = {}
-        _, result = self.run(())
+        result = self.run(())
         self.waiting = [load for load in loads if result[load.name] is None]
         self.homeless = {load.name: self._homeless_reason(load) for load in self.waiting
                          if not any(self.hosts(index, load)
@@ -366,23 +368,30 @@ class _Search:
             nodes.append(Node(name, template.shape.resources))
         return nodes
 
-    def run(self, mix: Sequence[int]) -> Tuple[Distributor, Dict[str, Optional[str]]]:
-        """Place the pending workloads on a copy given the nodes of ``mix``."""
+    def run(self, mix: Sequence[int]) -> Dict[str, Optional[str]]:
+        """Where the pending workloads go once the nodes of ``mix`` join:
+        placed on the copy read once, then undone (see
+        Distributor._placed_on_trial)."""
         key = tuple(mix)
         if key not in self._trials:
-            copy = self.base._replica()
-            copy.add_nodes(self.nodes(key))
-            # Only the latest trial is kept: copies are large, and the counts
-            # the search compares are remembered in _missing.
-            self._trials = {key: (copy, copy.attempt_assign_loads(self.loads))}
+            # Only the latest trial is kept: the counts the search compares
+            # are remembered in _missing.
+            self._trials = {key: self.base._placed_on_trial(self.nodes(key), self.loads)}
         return self._trials[key]
+
+    def settle(self, mix: Sequence[int]) -> Tuple[Distributor, Dict[str, Optional[str]]]:
+        """A copy given the nodes of ``mix``, and the pending workloads
+        placed on it (to explain what still waits)."""
+        copy = self.base._replica()
+        copy.add_nodes(self.nodes(mix))
+        return copy, copy.attempt_assign_loads(self.loads)
 
     def missing(self, mix: Sequence[int], every: bool = False) -> int:
         """How many hostable pending workloads ``mix`` leaves unplaced; with
         ``every``, how many pending workloads, hostable or not."""
         key = tuple(mix)
         if key not in self._missing:
-            _, result = self.run(key)
+            result = self.run(key)
             waiting = [load.name for load in self.loads if result[load.name] is None]
             self._missing[key] = (sum(1 for name in waiting if name not in self.homeless),
                                   len(waiting))
@@ -454,7 +463,7 @@ class _Search:
         """
         if not self.stuck:
             return mix
-        _, result = self.run(mix)
+        result = self.run(mix)
         waiting = [name for name in self.stuck if result[name] is None]
         if not waiting:
             return mix
@@ -466,7 +475,7 @@ class _Search:
                 continue
             if room < hostable - len(mix) and not self.capped:
                 # (the cap cuts them: say so if the nodes cut would place one)
-                _, freed = self.run(mix + (index,) * (hostable - len(mix)))
+                freed = self.run(mix + (index,) * (hostable - len(mix)))
                 self.capped = any(freed[name] is not None for name in waiting)
             if room <= 0:
                 continue
@@ -533,7 +542,7 @@ class _Search:
         mix = (index,) * start
         if not self.missing(mix):
             return mix
-        _, result = self.run(mix)
+        result = self.run(mix)
         left = [load for load in self.loads if result[load.name] is None]
         fresh = self.nodes((index,) * ceiling)[start:]
         placed = PrioritizedDistributor(fresh).attempt_assign_loads(left)
@@ -581,7 +590,7 @@ class _Search:
                 mix += (constant,)
             return mix
         while len(mix) < ceiling:
-            _, result = self.run(mix)
+            result = self.run(mix)
             left = [load for load in self.loads
                     if result[load.name] is None and load.name not in self.homeless]
             index = pick(left) if left else None

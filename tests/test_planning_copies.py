@@ -1,14 +1,16 @@
-"""The planners' trials copy the distributor with Distributor._replica, from
-its nodes and workloads as they are, instead of reading its snapshot again
-for each trial: the copies, and so the plans, are the same."""
+"""The planners' copies: Distributor._replica copies the distributor from its
+nodes and workloads as they are, instead of reading its snapshot again, and
+plan_scale_up's trials place the pending work on one copy and undo it
+(Distributor._placed_on_trial) instead of placing it on a copy each: the
+copies, and so the plans, are the same."""
 from decimal import Decimal
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from instances import RUBRICS, STRATEGIES, batches, clusters, distributor_of
-from pylighthouse import Distributor, plan_scale_up
+from instances import RUBRICS, STRATEGIES, batches, clusters, distributor_of, node_specs
+from pylighthouse import Distributor, Node, plan_scale_up
 from test_planning import rough_problems
 
 
@@ -78,3 +80,57 @@ def test_plans_from_replicas_are_the_plans_from_snapshots(problem, cap):
     with mock.patch.object(Distributor, "_replica", read_again):
         expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
     assert plan.to_dict() == expected.to_dict()
+
+
+def on_a_copy(distributor, nodes, loads):
+    """A trial as the planner made it before: on a copy of its own."""
+    copy = distributor._replica()
+    copy.add_nodes(nodes)
+    return copy.attempt_assign_loads(loads)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rough_problems(), st.none() | st.integers(0, 4))
+def test_plans_from_undone_trials_are_the_plans_from_copies(problem, cap):
+    distributor, pending, templates = problem
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    with mock.patch.object(Distributor, "_placed_on_trial", on_a_copy):
+        expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    assert plan.to_dict() == expected.to_dict()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(STRATEGIES), RUBRICS, clusters(6), st.data())
+def test_an_undone_trial_leaves_a_distributor_that_decides_as_a_fresh_copy(
+        strategy, rubric, nodes, data):
+    original = distributor_of(strategy, rubric, nodes)
+    original.attempt_assign_loads(data.draw(batches("w", 10)))
+    for node in original.nodes:
+        if data.draw(st.integers(0, 4)) == 0:
+            original.cordon(node.name)
+    base = Distributor.from_dict(original.to_dict())  # (as the planners read it)
+    for trial in range(data.draw(st.integers(1, 3))):
+        new = [Node.from_dict(data.draw(node_specs(f"new-{trial}-{number}")))
+               for number in range(data.draw(st.integers(0, 3)))]
+        pending = data.draw(batches(f"p{trial}", 10))
+        assert base._placed_on_trial(new, pending) == on_a_copy(base, new, pending)
+        fresh = Distributor.from_dict(original.to_dict())
+        assert written(base) == written(fresh)
+    if strategy == "BestFit":  # (the sums of room it keeps as nodes change)
+        keys = ["cpu", "mem", "disk", "gpu", "ssd", "spot"]
+        assert base._room_sums(keys, {}) == fresh._room_sums(keys, {})
+        assert base._room_sums(keys, {}, {}) == fresh._room_sums(keys, {}, {})
+    # What it decides next: nodes joining, new work, work given back, as a
+    # fresh copy decides it.
+    more = [data.draw(node_specs(f"more-{number}")) for number in range(2)]
+    base.add_nodes(more)
+    fresh.add_nodes(more)
+    batch = data.draw(batches("x", 10))
+    assert base.attempt_assign_loads(batch) == fresh.attempt_assign_loads(batch)
+    placed = sorted(base.assignments)
+    gone = data.draw(st.lists(st.sampled_from(placed), unique=True)) if placed else []
+    base.release_loads(gone)
+    fresh.release_loads(gone)
+    again = [dict(spec, name=f"y-{spec['name']}") for spec in batch[::-1]]
+    assert base.attempt_assign_loads(again) == fresh.attempt_assign_loads(again)
+    assert written(base) == written(fresh)
