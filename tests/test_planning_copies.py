@@ -6,6 +6,7 @@ copies, and so the plans, are the same."""
 from decimal import Decimal
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,18 +69,8 @@ def test_a_replica_is_what_reading_the_snapshot_again_makes(strategy, rubric, sp
 
 
 def read_again(distributor):
-    """A trial's copy as the planner made it before: from the snapshot."""
+    """The copy the planner made before: from the snapshot."""
     return Distributor.from_dict(distributor.to_dict())
-
-
-@settings(max_examples=200, deadline=None)
-@given(rough_problems(), st.none() | st.integers(0, 4))
-def test_plans_from_replicas_are_the_plans_from_snapshots(problem, cap):
-    distributor, pending, templates = problem
-    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
-    with mock.patch.object(Distributor, "_replica", read_again):
-        expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
-    assert plan.to_dict() == expected.to_dict()
 
 
 def on_a_copy(distributor, nodes, loads):
@@ -89,12 +80,14 @@ def on_a_copy(distributor, nodes, loads):
     return copy.attempt_assign_loads(loads)
 
 
+@pytest.mark.parametrize("patched, old_way", [("_replica", read_again),
+                                              ("_placed_on_trial", on_a_copy)])
 @settings(max_examples=200, deadline=None)
 @given(rough_problems(), st.none() | st.integers(0, 4))
-def test_plans_from_undone_trials_are_the_plans_from_copies(problem, cap):
+def test_plans_are_those_of_the_old_way(patched, old_way, problem, cap):
     distributor, pending, templates = problem
     plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
-    with mock.patch.object(Distributor, "_placed_on_trial", on_a_copy):
+    with mock.patch.object(Distributor, patched, old_way):
         expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
     assert plan.to_dict() == expected.to_dict()
 
