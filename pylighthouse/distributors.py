@@ -418,12 +418,13 @@ class _Journal:
 
     Each node touched is copied the first time it is touched (O(R +
     workloads on it)); the placement table and the node table are copied
-    only when an entry that predates the call leaves them (drain,
-    remove_nodes: O(W) or O(N)). Names placed or nodes joined during the
-    call are listed, which is enough to undo their arrival.
+    only when an entry that predates the call leaves them (remove_nodes,
+    release_loads: O(W) or O(N)). Names placed or nodes joined during the
+    call are listed, which is enough to undo their arrival; a workload a
+    drain moved keeps its entry in the placement table, its node listed.
     """
 
-    __slots__ = ("slots", "added", "where", "joined", "order", "memento")
+    __slots__ = ("slots", "added", "where", "joined", "order", "memento", "moved")
 
     def __init__(self, distributor: "Distributor"):
         #: Per node touched: its room, workloads, groups and cordon before.
@@ -433,6 +434,8 @@ class _Journal:
         self.joined: Dict[str, None] = {}
         self.order: Optional[Dict[str, _Slot]] = None
         self.memento = distributor._memento()
+        #: Per workload a drain moved, the node it was on before the call.
+        self.moved: Dict[str, _Slot] = {}
 
     def touch(self, slot: _Slot) -> None:
         """Keep ``slot``'s state as it was before this call changed it."""
@@ -710,19 +713,41 @@ class Distributor:
         Cost: that of placing the node's workloads, plus a copy of the
         placement table kept to undo the call should it fail (O(W) in C).
         """
-        return self._drain(self._slot(name, "drain"))
+        moves = self._drain(self._slot(name, "drain"))
+        journal = self._journal
+        if journal is not None and journal.where is None:
+            # (to put the table back exactly should the call be stopped
+            # while the moved workloads go to its end)
+            journal.where = dict(self._where)
+        self._moved_last(moves)
+        return moves
 
     def _drain(self, slot: _Slot) -> Dict[str, Optional[str]]:
-        """:meth:`drain`'s work, on a node found."""
+        """:meth:`drain`'s work, on a node found; the workloads it moves
+        keep their entries in the placement table where they are (see
+        :meth:`_moved_last`), so that undoing it needs no copy of the table."""
         self._cordon(slot, True)
         moves: Dict[str, Optional[str]] = {}
+        journal = self._journal
         for workload in self._sequence(list(slot.workloads.values())):
             target = self._choose(workload)
             if target is not None:
-                self._unplace(workload.name)
+                if journal is not None:
+                    journal.moved.setdefault(workload.name, slot)
+                self._unplace(workload.name, keep_entry=True)
                 self._place(workload, target)
             moves[workload.name] = None if target is None else target.name
         return moves
+
+    def _moved_last(self, moves: Mapping[str, Optional[str]]) -> None:
+        """A drain that made ``moves`` is kept: the workloads it moved go to
+        the end of the placement table, in the order they moved, as taking
+        each off its node and placing it again puts it (snapshots list the
+        placements in that order). O(1) a workload moved."""
+        where = self._where
+        for name, target in moves.items():
+            if target is not None:
+                where[name] = where.pop(name)
 
     def _drain_or_undo(self, name: str, known: Optional[Dict[Any, RefusalTally]] = None,
                        ) -> Tuple[Dict[str, Optional[str]], Optional[str]]:
@@ -735,13 +760,14 @@ class Distributor:
         :func:`shape_of`, in the cluster as it is (filled as they are read;
         the caller clears it when a node changes).
 
-        Cost: :meth:`drain`'s, plus, for the reason, one check of the fit
+        Cost: :meth:`drain`'s but for its copy of the placement table,
+        plus, for the reason, one check of the fit
         rule per node the drain changed and per node not read since
         ``known`` was cleared for that shape, and O(C x (G + log N) + G log
         G) to count them, for C nodes the drain changed and G kinds of
         reason (see :class:`~pylighthouse.explain.RefusalTally`); undoing
-        it, O(R log N) per node it changed and O(W) in C, instead of
-        building the distributor again."""
+        it, O(R log N) per node it changed, instead of building the
+        distributor again."""
         try:
             return self._drain_trial(name, known), None
         except _Undone as undone:
@@ -776,6 +802,9 @@ class Distributor:
             if target is None:
                 raise _Undone(moves, load if known is None else
                               f"{load} cannot move: {self._stuck(slot.workloads[load], known)}")
+        # (no copy of the table, as drain keeps: this is the planner's own
+        # copy of the distributor, dropped if the planning is stopped)
+        self._moved_last(moves)
         return moves
 
     def _stuck(self, load: Workload, known: Dict[Any, RefusalTally]) -> str:
@@ -1455,6 +1484,8 @@ class Distributor:
         placed during the call that are no longer on their node."""
         if journal.where is not None:
             self._where = journal.where
+        for name, slot in journal.moved.items():
+            self._where[name] = slot  # (its entry never left: see _drain)
         for name in journal.added:
             if name in self._where and name not in self._where[name].workloads:
                 del self._where[name]

@@ -846,7 +846,7 @@ def plan_scale_down(distributor: Distributor, max_nodes: Optional[int] = None,
     O(N x R) per shape of the workloads left behind (requirements and
     immunities), until a node is removed, then O(R) per node a drain
     changed and O(log N) per kind of reason. About half a second for 1,000
-    nodes, 3.5 to 5 s for 5,000 of which half can go, 2 to 7 s for 5,000
+    nodes, 2 to 3 s for 5,000 of which half can go, 2 to 5 s for 5,000
     that all stay (see the docs' page on planning).
     """
     limit = _accept_limit(max_nodes, "max_nodes")

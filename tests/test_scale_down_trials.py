@@ -269,3 +269,21 @@ def test_a_crowded_cluster_keeps_its_nodes_for_the_reasons_a_fresh_copy_gives(st
     plan = plan_scale_down(distributor)
     assert sum("cannot move" in why for why in plan.kept.values()) > 24
     assert (plan.removable, plan.moves, plan.kept) == one_copy_per_trial(distributor)
+
+
+def test_a_drain_stopped_while_its_moved_workloads_go_last_is_undone_in_order():
+    distributor = PrioritizedDistributor([Node("a", {"cpu": 4}), Node("b", {"cpu": 8})])
+    distributor.attempt_assign_loads([Workload(name, {"cpu": 1}) for name in ("w1", "w2", "x")])
+    before = distributor.to_dict()
+    assert [entry["workload"]["name"] for entry in before["placements"]] == ["w1", "w2", "x"]
+
+    def stopped(self, moves):  # (the first moved workload taken out, then stopped)
+        self._where.pop(next(name for name, node in moves.items() if node))
+        raise KeyboardInterrupt
+
+    with mock.patch.object(Distributor, "_moved_last", stopped), pytest.raises(KeyboardInterrupt):
+        distributor.drain("a")
+    assert distributor.to_dict() == before
+    assert distributor.drain("a") == {"w1": "b", "w2": "b", "x": "b"}
+    assert [entry["workload"]["name"] for entry in distributor.to_dict()["placements"]] == [
+        "w1", "w2", "x"]
