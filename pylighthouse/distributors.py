@@ -392,11 +392,12 @@ def _changing(method: _Method) -> _Method:
 
 class _Undone(Exception):
     """Raised inside a changing call to have it undone (see
-    :meth:`Distributor._undo_call`), with what the call found out."""
+    :meth:`Distributor._undo_call`), with what the call found out: where
+    its workloads went (or would have gone), and why it was undone."""
 
-    def __init__(self, moves: Dict[str, Optional[str]], why: str):
+    def __init__(self, found: Dict[str, Optional[str]], why: str):
         super().__init__(why)
-        self.moves = moves
+        self.found = found
         self.why = why
 
 
@@ -771,7 +772,7 @@ class Distributor:
         try:
             return self._drain_trial(name, known), None
         except _Undone as undone:
-            return undone.moves, undone.why
+            return undone.found, undone.why
 
     def _placed_on_trial(self, nodes: List[Node],
                          loads: Iterable[WorkloadLike]) -> Dict[str, Optional[str]]:
@@ -784,7 +785,7 @@ class Distributor:
         try:
             self._placing_on_trial(nodes, loads)
         except _Undone as undone:
-            return undone.moves
+            return undone.found
         raise AssertionError("a trial is always undone")  # pragma: no cover
 
     @_changing
@@ -825,17 +826,15 @@ class Distributor:
         if tally is None:
             tally = known[shape] = RefusalTally(self._slots)
         given = []
-        for slot in changed:
+        unread = [self._slots[name] for name in tally.unread]
+        for slot in [*changed, *(slot for slot in unread if slot not in changed)]:
             reason = _CORDONED if slot.cordoned else reason_of(slot.remaining, load)
             if reason is None:  # (it fits here after all: no shortcut)
                 return str(self._explained([load])[load.name])
-            given.append((reason, slot.key))
-        for name in [name for name in tally.unread if self._slots[name] not in changed]:
-            slot = self._slots[name]
-            reason = _CORDONED if slot.cordoned else reason_of(slot.remaining, load)
-            if reason is None:
-                return str(self._explained([load])[load.name])
-            tally.add(name, reason, slot.key)
+            if slot in changed:
+                given.append((reason, slot.key))
+            else:
+                tally.add(slot.name, reason, slot.key)
         start = self._start()
         return tally.line(len(self._slots), given,
                           [slot.name for slot in changed if slot.name in tally],
@@ -1427,7 +1426,9 @@ class Distributor:
         joined = journal.joined
         for slot, saved in journal.slots.items():
             if slot.name in joined:
-                # (it leaves below: only its groups leave the group table)
+                # (it leaves below, the index not told of it first: its groups
+                # leave the group table, and its workloads the node, so that
+                # the placement table forgets them, see _placements_back)
                 for group in slot.groups:
                     hosts = table[group]
                     del hosts[slot.name]

@@ -2,10 +2,10 @@
 
 Both planners answer by simulation. They copy the distributor they are asked
 about (:meth:`~pylighthouse.Distributor.to_dict`, then
-:meth:`~pylighthouse.Distributor.from_dict`, once; each trial of
-:func:`plan_scale_up` copies that copy without reading it again) and call
-the copies' own methods, so a plan follows the distributor's strategy and
-the one fit rule exactly, and the distributor itself is never changed.
+:meth:`~pylighthouse.Distributor.from_dict`, once; each trial is made on
+that copy and undone) and call the copy's own methods, so a plan follows
+the distributor's strategy and the one fit rule exactly, and the
+distributor itself is never changed.
 """
 import functools
 import math

@@ -214,12 +214,6 @@ class NodeIndex:
         return merge(*self._classes.values(), key=BY_KEY)
 
     @property
-    def ordered(self) -> bool:
-        """Whether nodes are in the order of a key of their room (BinPack's,
-        BestFit's), not in the order they joined. O(1)."""
-        return self._ordering is not None
-
-    @property
     def grown(self) -> int:
         """A count that moves whenever an open node gains room, joins or is
         uncordoned (the only ways a node that refused a workload may take
@@ -242,9 +236,6 @@ class NodeIndex:
     def key_at(self, rank: int) -> Any:
         """The order key of the node ``rank`` nodes from the first; ``None``
         for the first (or past the last). O(1), or O(N) with an ``order``."""
-        return self._key_at(rank)
-
-    def _key_at(self, rank: int) -> Any:
         if not 0 < rank < len(self._home):
             return None
         if self._ordering is None:
@@ -381,7 +372,7 @@ class NodeIndex:
         shape = (tuple(workload.requirements), workload.immunities)
         if self._fits_nowhere(shape, workload.requirements, groups):
             return None
-        low = self._key_at(start)
+        low = self.key_at(start)
         # From ``low`` on, then wrapping around to the nodes before it.
         return self._search(workload, shape, groups,
                             ((None, None),) if low is None else ((low, None), (None, low)))
