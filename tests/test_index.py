@@ -566,7 +566,7 @@ def test_blocks_passed_by_the_room_of_their_nodes_free_of_a_group_decide_like_th
     from the front: the first blocks keep room only on nodes hosting the
     groups that came first, so a block looked inside in vain twice keeps
     what its nodes free of the group show (see
-    :meth:`~pylighthouse.index.blocks.NodeClass.keep_away`) and later searches
+    :meth:`~pylighthouse.index.groups.GroupColumns.keep_away`) and later searches
     for the group pass it by that (checked: some do). Workloads are
     released (nodes lose groups and gain room), nodes join and are
     cordoned and uncordoned in between; with group columns (``eager``) or
@@ -1410,12 +1410,15 @@ def every_limit_tiny():
     kept sets of bits and layouts tried: each is let go, or never kept,
     again and again."""
     from pylighthouse import nowhere
-    from pylighthouse.index import blocks, columns, derived
-    with mock.patch.multiple(blocks, MAX_REFUSED=2, MAX_SEEN=2, MAX_COUNTED=1, MAX_DENSE=1,
-                             MAX_ORDERED=1, MAX_GROUP_COLUMNS=1, MAX_HOLDING=1), \
+    from pylighthouse.index import bearers, blocks, columns, derived, groups
+    with mock.patch.multiple(blocks, MAX_REFUSED=2, MAX_SEEN=2, MAX_HOLDING=1), \
+            mock.patch.multiple(bearers, MAX_COUNTED=1, MAX_UNCOUNTED=1, MAX_ORDERED=1,
+                                MAX_MASKS=1), \
+            mock.patch.object(groups, "MAX_AWAY", 1), \
             mock.patch.object(columns, "MAX_HOLDING", 1), \
             mock.patch.object(derived, "MAX_HOLDING", 1), \
-            mock.patch.multiple(index_nodes, MAX_SHAPES=1, MAX_FAILED=1), \
+            mock.patch.multiple(index_nodes, MAX_SHAPES=1, MAX_FAILED=1, MAX_DENSE=1,
+                                MAX_GROUP_COLUMNS=1), \
             mock.patch.multiple(nowhere, KEPT=1, MADE_BYTES=1, TRIES=1, JOINS=1):
         yield
 
@@ -1621,22 +1624,22 @@ def test_crowded_kinds_and_few_groups_decide_like_the_reference(strategy, seed, 
     hosting a workload's group are passed by the group column among the
     nodes having every kind asked, and among those of a sparse resource
     too; a set column is brought down to the nodes' own only where the
-    block changed since; a class counts at most ``blocks.MAX_COUNTED`` sets
+    block changed since; a class counts at most ``bearers.MAX_COUNTED`` sets
     of kinds (2: most sets go uncounted) and, where nodes move, keeps at
     most ``MAX_DENSE`` dense columns (6: the kinds' columns are sparse once
     the class has its joint columns) and at most ``MAX_MASKED`` masked
     columns (1: the other kinds lead with their own column). Every decision is the reference's,
     through releases, a cordon and new nodes, and the index stays exact."""
-    from pylighthouse.index import blocks as index_blocks
+    from pylighthouse.index import bearers as index_bearers
     from pylighthouse.index import derived as index_derived
     nodes, workloads = crowded_kinds(seed, 64, 300)
     # (TOGETHER 0: kinds asked together are searched by column, as on large
     # clusters, not tried on the nodes having them all)
-    counted = index_blocks.MAX_COUNTED if counted is None else counted
+    counted = index_bearers.MAX_COUNTED if counted is None else counted
     dense = index_nodes.MAX_DENSE if dense is None else dense
     masked = index_derived.MAX_MASKED if masked is None else masked
     with mock.patch.object(plans, "TOGETHER", 0), \
-            mock.patch.object(index_blocks, "MAX_COUNTED", counted), \
+            mock.patch.object(index_bearers, "MAX_COUNTED", counted), \
             mock.patch.object(index_nodes, "MAX_DENSE", dense), \
             mock.patch.object(index_derived, "MAX_MASKED", masked):
         fast = make(strategy, nodes, {"cpu": 1, "mem": 0.25}, True, load, "eager", "eager",
@@ -3163,7 +3166,7 @@ def test_only_sets_of_kinds_on_few_nodes_are_counted_per_block(strategy):
     every block, and are not counted (looked at again only once a node
     joined or left the class); two kinds on one node in twenty are. Every
     decision stays the reference's."""
-    from pylighthouse.index import blocks as index_blocks
+    from pylighthouse.index import bearers as index_bearers
     nodes = [{"name": f"n{at:03d}", "resources": dict(
         {"cpu": 8, "mem": 32},
         **({"a": 2} if at % 10 else {}), **({"b": 2} if at % 10 != 1 else {}),
@@ -3178,7 +3181,7 @@ def test_only_sets_of_kinds_on_few_nodes_are_counted_per_block(strategy):
         assert frozenset("cd") in nodes_class.counted
         assert frozenset("ab") not in nodes_class.counted
         assert nodes_class.uncounted[frozenset("ab")] == nodes_class.members
-        assert index_blocks.COUNTED_PER_BLOCK * len(nodes_class.blocks) < 128
+        assert index_bearers.COUNTED_PER_BLOCK * len(nodes_class.blocks) < 128
         added = [{"name": "late", "resources": {"cpu": 8, "mem": 32, "a": 1, "b": 1}}]
         assert run(("add", added), fast) == run_reference(("add", added), reference)
         loads = [{"name": "ab-late", "requirements": {"cpu": 1, "mem": 1, "a": 1, "b": 1}}]

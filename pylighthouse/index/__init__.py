@@ -16,11 +16,17 @@ Where things are:
   ``first_among`` and ``first_in_order`` do the same over short lists of
   candidates;
 * :mod:`.blocks`: one class of nodes in order, in blocks with float columns
-  (dense, or sparse for a resource few nodes have; group columns for
-  aversion groups with many members) and exact per-block bounds;
+  (dense, or sparse for a resource few nodes have) and exact per-block
+  bounds, kept as nodes join, leave, move and change;
 * :mod:`.derived`: columns over several resources of a node at once (joint,
   masked and set columns, frontiers), part of every class;
-* :mod:`.columns`: what a node shows in a column.
+* :mod:`.bearers`: which nodes of a class have a resource (bearers in
+  order, masks, counts per block), part of every class;
+* :mod:`.groups`: aversion groups' columns and the figures of nodes free
+  of a group, part of every class;
+* :mod:`.records`: what a class remembers of searches (refusals, floors,
+  cursors);
+* :mod:`.columns`: what a node shows in a column, and its order key.
 
 The index only ever skips nodes that provably cannot take the workload;
 every yes comes from ``pylighthouse.fit.takes``, which gives

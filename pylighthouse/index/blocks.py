@@ -31,7 +31,7 @@ whole class (:meth:`NodeClass.settle`), and only where it may be above
 the largest bound: a column is marked *stale* when the bound that held its
 top falls.
 
-A *group column* (:meth:`NodeClass.group_column`) reads 0 for an open node
+A *group column* (:meth:`~.groups.GroupColumns.group_column`) reads 0 for an open node
 hosting no workload of one aversion group and minus infinity for the
 others: made for a group whose members' searches stepped over many nodes
 hosting it, it lets the next ones pass those nodes, and the blocks made
@@ -63,45 +63,23 @@ quantities O(log N + k x L) at worst, O(k) mostly; a move inside a
 block O(C + L).
 """
 from bisect import bisect_left
-from collections import deque
-from decimal import Decimal
-from itertools import compress, count, islice, repeat
-from operator import attrgetter, ge
-from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional,
-                    Sequence, Set, Tuple, Union)
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
-from .columns import (INF, LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn,
-                      JointColumn, column_value)
+from .bearers import Bearers, Tag
+from .columns import (LOWEST, MASK, MAX_HOLDING, MIDDLE, NEG, OPEN, GroupColumn, JointColumn,
+                      column_value)
 from .derived import DerivedColumns
+from .groups import MAX_GROUP_COLUMNS, GroupColumns
+from .records import Cursor, Refused, halve
 
-__all__ = ["Block", "NodeClass", "Refused", "Floor", "Cursor"]
+__all__ = ["Block", "NodeClass"]
 
-#: A node's order key (to sort nodes by; the index, the search and the
-#: kept bearer orders all use this one).
-BY_KEY = attrgetter("key")
 
 #: At most this many requirement vectors whose refusals a class keeps.
 MAX_REFUSED = 4096
 #: At most this many vectors searched for once that a class remembers
-#: (see :meth:`NodeClass.refused`), and sets of resources it knows it
-#: does not count the holders of.
+#: (see :meth:`NodeClass.refused`).
 MAX_SEEN = 16384
-#: At most this many sets of resources a class counts the holders of per
-#: block (a cluster may have hundreds of kinds of device, asked for in
-#: pairs and threes). Each count moves with every node having the set that
-#: moves from block to block: a node with fifteen kinds of thirty has 560
-#: of their pairs and threes, and counting thousands of sets made every
-#: move pay for hundreds (2000 nodes of that sort: BinPack placed 8,900
-#: workloads a second counting up to 4096 sets, 14,400 counting 256; the
-#: ``kinds`` mix, 120 sets in all, the same either way).
-MAX_COUNTED = 256
-#: A set of resources is counted only when at most this many nodes per
-#: block of the class have them all (see :meth:`NodeClass.counting`): more
-#: holders than that (a fifth of the nodes, in blocks of 40) leave every
-#: block with one, where a count passes no block, and every node moving
-#: between blocks would carry the count all the same. (At 2, the ``kinds``
-#: mix counted 84 of its 120 sets instead of all, and read slower.)
-COUNTED_PER_BLOCK = 8
 #: A resource that at most one node of the class in this many has (and
 #: its masked column) gets a *sparse* column when first needed (see
 #: :meth:`NodeClass.add_column`): a cluster may have hundreds of kinds of
@@ -116,35 +94,6 @@ SPARSE = 16
 #: (2000 nodes with 60 of 300 kinds each: BinPack placed 7,400 workloads a
 #: second with 557 dense columns).
 MAX_DENSE = 64
-#: At most this many resources (or tuples of them) whose bearers a class
-#: keeps in order (see :meth:`NodeClass.in_order`); past it, it starts afresh.
-MAX_ORDERED = 4096
-#: At most this many resources whose bearers a class keeps as a mask (see
-#: :meth:`NodeClass.having_all`): a byte a node each; past it, it starts
-#: afresh.
-MAX_MASKS = 512
-
-
-def _bits_set(value: int) -> int:
-    """The number of bits set in ``value`` (at least 0), before Python 3.10."""
-    return bin(value).count("1")
-
-
-#: The number of bits set in a non-negative int (``int.bit_count`` from
-#: Python 3.10 on).
-_ones: Callable[[int], int] = getattr(int, "bit_count", _bits_set)
-
-#: What a class keeps bearers in order for: one resource, or a tuple of
-#: resources (the nodes bearing every one).
-Tag = Union[str, Tuple[str, ...]]
-#: At most this many group columns a class keeps (see
-#: :meth:`NodeClass.group_column`): each costs a float a node, and a list
-#: operation whenever a node moves within its block.
-MAX_GROUP_COLUMNS = 16
-#: At most this many aversion groups a class keeps what its blocks' nodes
-#: not hosting them show (see :meth:`NodeClass.keep_away`); past it, the
-#: older half is forgotten.
-MAX_AWAY = 64
 
 
 class Block:
@@ -153,7 +102,7 @@ class Block:
     column changes, ``()`` once the block refused a search since;
     ``holders``, ``ones``: see :meth:`holding`, ``None`` whenever a node joins,
     leaves or moves in the block; ``counts``: see
-    :meth:`NodeClass.counting`; ``sparse``: per sparse column (see
+    :meth:`~.bearers.Bearers.counting`; ``sparse``: per sparse column (see
     :meth:`NodeClass.add_column`) that some node of the block has a value
     in, the value of each node of the block that has its resource, by
     node."""
@@ -175,7 +124,7 @@ class Block:
         self.holders: Optional[Dict[Any, List[int]]] = None
         self.ones: Optional[Dict[str, List[int]]] = None
         # (per set of resources the class counts, see
-        # :meth:`NodeClass.counting`: how many nodes have them all)
+        # :meth:`~.bearers.Bearers.counting`: how many nodes have them all)
         self.counts: Dict[FrozenSet[str], int] = {}
         self.sparse: Dict[Any, Dict[Any, float]] = {}
         # (the set columns whose values are the nodes' own since the block
@@ -206,7 +155,7 @@ class Block:
                 (name,) = names
                 found = self._holding_one(name)
             if len(holders) >= MAX_HOLDING:
-                _halve(holders)
+                halve(holders)
             holders[names] = found
         return found
 
@@ -224,7 +173,7 @@ class Block:
         if found is None:
             found = [at for at, slot in enumerate(self.slots) if name in slot.node.resources]
             if len(ones) >= 4 * MAX_HOLDING:
-                _halve(ones)
+                halve(ones)
             ones[name] = found
         return found
 
@@ -238,79 +187,7 @@ def _sparse_bound(found: Optional[Dict[Any, float]]) -> float:
     return max(found.values()) if found else NEG
 
 
-def _halve(kept: Dict[Any, Any]) -> None:
-    """Forget the older half of ``kept`` (a dict keeps its order of
-    insertion). O(len(kept))."""
-    for key in list(islice(kept, len(kept) // 2)):
-        del kept[key]
-
-
-class Refused:
-    """Per block, the version at which the block refused a requirement
-    vector (``stamps``); ``prefix``: how many blocks from the first one
-    refused it, as found by the last search from the first block;
-    ``sieve``: the vector's sieve as made by the plan entry whose
-    ``serial`` is ``made_by`` (see :meth:`.plans.Entry.sieve`);
-    ``stamped``: whether a search may have written a stamp (else every
-    stamp is 0, and a search need not compare them)."""
-
-    __slots__ = ("stamps", "prefix", "sieve", "made_by", "stamped")
-
-    def __init__(self, blocks: int = 0) -> None:
-        self.stamps: List[int] = [0] * blocks
-        self.stamped = False
-        self.prefix = 0
-        self.sieve: Any = None
-        self.made_by = -1
-
-
-class Floor:
-    """The least quantities a class was searched for, per shape (kept by
-    the shape's plan entry, see :func:`.nodes.floor_run`): ``needed``, each
-    requirement the least of every new vector of the shape searched since
-    the floor was made; ``record``: the blocks from the first that refuse
-    ``needed`` (its :attr:`Refused.prefix` and stamps, and its sieve): every
-    vector of the shape asks at least as much of everything, and skips
-    them. ``countdown``: searches left before the run is extended again;
-    ``seen``: the class's clock and block count when the run was last
-    found standing (while neither moves, no block changed)."""
-
-    __slots__ = ("needed", "record", "countdown", "seen")
-
-    def __init__(self, needed: Tuple[Any, ...], blocks: int) -> None:
-        self.needed = needed
-        self.record = Refused(blocks)
-        self.countdown = 0
-        self.seen = (-1, -1)
-
-
-class Cursor:
-    """Which bearers of a tag, in order, refuse the workloads searched for
-    (see :meth:`.nodes.NodeIndex._cursor`): ``at``, how many from the
-    first; ``passed``, for a bearer further on found refusing, the
-    position of a bearer after it that is not known to refuse (see
-    :meth:`.nodes.NodeIndex._kept_from`); ``least``, the names every one
-    of those workloads asked for with the least of each. Kept while
-    :attr:`~.nodes.NodeIndex.grown` and the class's ``members`` are
-    ``grown`` and ``members``."""
-
-    __slots__ = ("grown", "members", "least", "at", "passed")
-
-    def __init__(self, grown: int, members: int, least: Dict[str, Decimal]) -> None:
-        self.grown = grown
-        self.members = members
-        self.least = least
-        self.at = 0
-        self.passed: Dict[int, int] = {}
-
-    def lowered(self) -> None:
-        """Forget which bearers refuse: the floor came down."""
-        self.at = 0
-        if self.passed:
-            self.passed = {}
-
-
-class NodeClass(DerivedColumns):
+class NodeClass(Bearers, GroupColumns, DerivedColumns):
     """The nodes whose resources below zero at capacity are ``keys``, in order.
 
     ``bearers`` maps every resource some node of the class has to those
@@ -371,7 +248,7 @@ class NodeClass(DerivedColumns):
         # (searches of new vectors left before floors are used again)
         self.floor_idle = 0
         # The sets of resources whose holders each block counts (see
-        # :meth:`counting`), and per node the sets of them it has all of
+        # :meth:`~.bearers.Bearers.counting`), and per node the sets of them it has all of
         # (made when it first joins a block after they are counted).
         self.counted: Set[FrozenSet[str]] = set()
         # (sets found with too many holders to count, with the count of
@@ -388,14 +265,14 @@ class NodeClass(DerivedColumns):
         self.dense_most = dense_most
         # (per node, the sparse columns it has a value in, made when first asked)
         self.sparse_held: Dict[Any, List[Any]] = {}
-        # The group columns, per aversion group (see :meth:`group_column`),
+        # The group columns, per aversion group (see :meth:`~.groups.GroupColumns.group_column`),
         # and how many nodes hosting one of its groups the last search
         # stepped over (set by :func:`.search.first_in_class`).
         self.grouped: Dict[str, GroupColumn] = {}
         self.stepped = 0
         # Per aversion group, per block, the version at which the block's
         # open nodes free of the group were found to show at most the
-        # figures kept per column (see :meth:`keep_away`).
+        # figures kept per column (see :meth:`~.groups.GroupColumns.keep_away`).
         self.away: Dict[str, Tuple[List[int], Dict[Any, List[float]]]] = {}
         # (the column the last search found nodes short of after they
         # passed its sieve's first, when many were: see
@@ -416,7 +293,7 @@ class NodeClass(DerivedColumns):
         self.group_columns = group_columns  # (:data:`MAX_GROUP_COLUMNS`, as the index was made)
         # (per resource, or tuple of resources, its bearers in order with
         # their keys, and the count of joins and leaves they were sorted
-        # at: see :meth:`in_order`)
+        # at: see :meth:`~.bearers.Bearers.in_order`)
         self.ordered: Dict[Tag, Tuple[int, List[Any], List[Any]]] = {}
         # (per tag and immunities, how many of its bearers in order refuse
         # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
@@ -428,231 +305,15 @@ class NodeClass(DerivedColumns):
         self.scans: List[int] = [0, 0, -1]
         # (the count of joins and leaves the nodes were numbered at, each
         # node's number, and per resource its bearers as bits of those
-        # numbers: see :meth:`having_all`)
+        # numbers: see :meth:`~.bearers.Bearers.having_all`)
         self.masks: Tuple[int, Dict[Any, int], Dict[str, int]] = (-1, {}, {})
         # (per set of resources asked together whose list is not kept yet,
         # the id of the first workload searched for with it: see
         # :meth:`.plans.Entry.used_by`)
         self.asked: Dict[Tuple[str, ...], int] = {}
-        # (the count of joins and leaves when :meth:`many_held` counted,
+        # (the count of joins and leaves when :meth:`~.bearers.Bearers.many_held` counted,
         # and its count)
         self.spread = (-1, 0)
-
-    @property
-    def hot(self) -> Set[str]:
-        """The resources whose columns the plans no longer put off: those
-        whose searches lacking the column met :attr:`denials_most` refusals
-        (see :func:`.plans.deferrable`), as the index counts them in
-        ``NodeIndex._denied``; read by the tests. O(R)."""
-        most = self.denials_most
-        return set() if most is None else {
-            name for name, number in self.denials.items() if number >= most}
-
-    def in_order(self, name: Tag) -> Tuple[List[Any], List[Any]]:
-        """The nodes of the class bearing ``name`` (a tuple: every one of
-        its names), in order, and their keys; for a class whose nodes keep
-        their order (their keys never change), so that only a node joining
-        or leaving the class changes them. O(H log H) for H bearers the
-        first time (for a tuple, the first name's list filtered by the
-        intersection of the names' bearers, in C: give the rarest first),
-        O(1) again until a node joins or leaves."""
-        known = self.ordered.get(name)
-        if known is None or known[0] != self.members:
-            if len(self.ordered) >= MAX_ORDERED:
-                self.ordered.clear()
-            bearers = self.bearers
-            if isinstance(name, tuple):
-                # (the first name's bearers, in order, that bear the others:
-                # filtered in C, with no sort)
-                having = bearers.get(name[0], set()).intersection(
-                    *(bearers.get(other, ()) for other in name[1:]))
-                slots = list(filter(having.__contains__, self.in_order(name[0])[0]))
-            else:
-                slots = sorted(bearers.get(name, ()), key=BY_KEY)
-            known = self.ordered[name] = (self.members, slots, list(map(BY_KEY, slots)))
-        return known[1], known[2]
-
-    def many_held(self, least: int) -> int:
-        """How many resources more than ``least`` nodes of the class have,
-        but not all. O(R) for R resources of the class, once until a node
-        joins or leaves the class (``least`` is a constant of the caller's,
-        :data:`.plans.FEW_KEPT`)."""
-        members, number = self.spread
-        if members != self.members:
-            size = self.size
-            number = sum(least < len(having) < size for having in self.bearers.values())
-            self.spread = (self.members, number)
-        return number
-
-    def keeps(self, name: Tag) -> bool:
-        """Whether :meth:`in_order` has the bearers of ``name`` in order
-        already (no node joined or left the class since it made them).
-        O(1)."""
-        known = self.ordered.get(name)
-        return known is not None and known[0] == self.members
-
-    def having_all(self, names: Sequence[str]) -> int:
-        """How many nodes of the class have every resource of ``names``
-        (two or more): the bits in common of their bearers' masks (a byte a
-        node, 1 for a bearer, read as one int), made per resource when
-        first asked and kept until a node joins or leaves the class (at
-        most :data:`MAX_MASKS`). O(N / 8) word operations in C for N
-        nodes, no set built; O(H) in C for a mask made, for H bearers, and
-        O(N) to number the nodes once a node joined or left."""
-        members, numbers, masks = self.masks
-        if members != self.members:
-            numbers = {slot: at for at, slot in enumerate(
-                slot for block in self.blocks for slot in block.slots)}
-            masks = {}
-            self.masks = (self.members, numbers, masks)
-        common = -1  # (every bit)
-        for name in names:
-            mask = masks.get(name)
-            if mask is None:
-                if len(masks) >= MAX_MASKS:
-                    masks.clear()
-                # (a byte a node, 1 for a bearer, set in C, read as one int)
-                marks = bytearray(self.size)
-                deque(map(marks.__setitem__, map(numbers.__getitem__,
-                                                 self.bearers.get(name, ())), repeat(1)), 0)
-                mask = masks[name] = int.from_bytes(marks, "little")
-            common &= mask
-        return _ones(common)
-
-    def counting(self, names: FrozenSet[str]) -> bool:
-        """Whether each block counts its nodes having every resource of
-        ``names`` (:attr:`Block.counts`), starting now if it did not (at
-        most :data:`MAX_COUNTED` sets a class, and only for sets that at
-        most :data:`COUNTED_PER_BLOCK` nodes a block have all of: where more
-        do, nearly every block has one). A node's resources never change,
-        only what is left of them: a count moves only when a node joins or
-        leaves the block, however often nodes are re-ranked within it. O(1)
-        when counted, or found to have too many holders since the last node
-        joined or left; else O(B + H log N) once, for the H nodes having
-        them all."""
-        counted = self.counted
-        if names in counted:
-            return True
-        if len(counted) >= MAX_COUNTED or self.uncounted.get(names) == self.members:
-            return False
-        having = set.intersection(*(self.bearers[name] for name in names))
-        if len(having) > COUNTED_PER_BLOCK * len(self.blocks):
-            if len(self.uncounted) >= MAX_SEEN:
-                self.uncounted.clear()
-            self.uncounted[names] = self.members
-            return False
-        held = self.held
-        blocks, lasts = self.blocks, self.lasts
-        if not counted:
-            # (the first set counted: no node of the class has any yet, and
-            # each gets the sets it has all of as they are counted, instead
-            # of looking through every set counted when it first moves)
-            for block in blocks:
-                held.update(zip(block.slots, map(list, repeat((), len(block.slots)))))
-        counted.add(names)
-        for block in blocks:
-            block.counts[names] = 0
-        for slot in having:
-            known = held.get(slot)
-            if known is not None:
-                known.append(names)
-            blocks[bisect_left(lasts, slot.key)].counts[names] += 1
-        return True
-
-    def group_column(self, name: str) -> Optional[GroupColumn]:
-        """The group column of aversion group ``name``, made now if the class
-        has none yet (``None`` when it keeps :data:`MAX_GROUP_COLUMNS`, as
-        the index was made with it, already): 0 for an open node hosting no
-        workload of the group, minus infinity for the others. A search for
-        a workload of the group passes in C the blocks whose every node
-        hosts it, and inside a block the nodes that do: a BinPack cluster
-        fills its first nodes with one member of each of a few groups, and
-        the next member of one would step over them all, one by one. Kept
-        by :meth:`regroup`. O(N) once."""
-        key = self.grouped.get(name)
-        if key is None:
-            if len(self.grouped) >= self.group_columns:
-                return None
-            key = self.grouped[name] = GroupColumn(("group", name))
-            self.add_column(key)
-        return key
-
-    def keep_away(self, index: int, group: str, pairs: Sequence[Tuple[Any, float]],
-                  apart: Optional[GroupColumn]) -> None:
-        """A search avoiding aversion group ``group`` looked inside the
-        whole of block ``index`` in vain, passing over nodes hosting it.
-        The second time at the block's version, keep for each (dense)
-        column of ``pairs`` the most that an open node of the block not
-        hosting the group shows in it (found in C by the group's column
-        ``apart``, if the class has one), in :attr:`away`. Until the
-        block's version moves (a node of it gains room, loses a group,
-        joins or is uncordoned) those are at least what such nodes show, so
-        a search for a workload of the group asking for more passes the
-        block in C (see :func:`.search.first_in_class`). In a cluster
-        filling from the front, the first blocks keep room only on nodes
-        hosting the groups that came first.
-
-        The lists are by block position and read only where the version
-        kept is the block's: a block's version is never another's, so a
-        block inserted or dropped before makes the figures after it unread,
-        not wrong. O(1) the first time at a version, O(L) per column the
-        second."""
-        version = self.versions[index]
-        total = len(self.blocks)
-        away = self.away
-        known = away.get(group)
-        if known is None:
-            if len(away) >= MAX_AWAY:
-                _halve(away)
-            known = away[group] = ([0] * total, {})
-        seen, most = known
-        if len(seen) < total:
-            seen.extend([0] * (total - len(seen)))
-        if seen[index] != version:
-            if seen[index] != -version:
-                seen[index] = -version  # (the first look in vain at this version)
-                return
-            for column in most.values():  # (figures of another version)
-                if index < len(column):
-                    column[index] = INF
-        block = self.blocks[index]
-        cols = block.cols
-        if apart is not None:
-            positions: List[int] = list(compress(count(), map(ge, cols[apart], repeat(0.0))))
-        else:  # (the group column's rule, see :func:`.columns.column_value`, inlined)
-            positions = [at for at, slot in enumerate(block.slots)
-                         if not slot.cordoned and group not in slot.groups]
-        for key, _ in pairs:
-            figures = most.get(key)
-            if figures is None:
-                figures = most[key] = [INF] * total
-            elif len(figures) < total:
-                figures.extend([INF] * (total - len(figures)))
-            values = cols[key]
-            figures[index] = max(map(values.__getitem__, positions)) if positions else NEG
-        seen[index] = version
-
-    def regroup(self, index: int, position: int, names: Iterable[str]) -> None:
-        """The node at ``position`` of block ``index`` gained or lost a
-        workload of each of aversion groups ``names``: its values in their
-        group columns follow (its block's version is the caller's: losing
-        a group is a gain, see :meth:`renew`). O(1) a column mostly, O(L)
-        when the node held its block's bound."""
-        grouped = self.grouped
-        block = self.blocks[index]
-        slot = block.slots[position]
-        for name in names:
-            key = grouped.get(name)
-            if key is not None:
-                self._rewrite(index, position, key, block.cols[key], column_value(slot, key))
-
-    def _held(self, slot: Any) -> List[FrozenSet[str]]:
-        """The counted sets of resources ``slot`` has all of. O(1) mostly."""
-        held = self.held.get(slot)
-        if held is None:
-            keys = slot.node.resources.keys()
-            held = self.held[slot] = [names for names in self.counted if names <= keys]
-        return held
 
     def forget(self, slot: Any) -> None:
         """``slot`` left the class (after :meth:`delete`). O(1)."""

@@ -9,10 +9,11 @@ scale (the joint, masked and set columns of :mod:`.derived`), or a
 means only that the node lacks a resource of the column, is cordoned or
 (a group column) hosts the group. O(1) each.
 """
+from operator import attrgetter
 from typing import Any, Tuple
 
 __all__ = ["JointColumn", "GroupColumn", "column_value", "NEG", "INF", "LOWEST", "OPEN", "MASK",
-           "RATIOS", "MIDDLE", "MAX_HOLDING"]
+           "RATIOS", "MIDDLE", "MAX_HOLDING", "BY_KEY"]
 
 NEG = float("-inf")
 INF = float("inf")
@@ -32,6 +33,9 @@ LOWEST = -1.7976931348623157e308
 #: four times as many single resources); also the most set columns a
 #: class keeps.
 MAX_HOLDING = 256
+#: A node's order key (to sort nodes by; the index, the search and the
+#: kept bearer orders all use this one).
+BY_KEY = attrgetter("key")
 #: The column that reads 0 for an open node and minus infinity for a
 #: cordoned one ("" is never a resource name).
 OPEN = ""
@@ -61,7 +65,7 @@ class JointColumn(_Key):
 
 class GroupColumn(_Key):
     """The key of a group column, ``("group", name)`` (see
-    :meth:`.blocks.NodeClass.group_column`): 0 for an open node hosting no
+    :meth:`~.groups.GroupColumns.group_column`): 0 for an open node hosting no
     workload of aversion group ``name``, minus infinity for the others."""
 
     __slots__ = ()

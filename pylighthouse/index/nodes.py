@@ -47,10 +47,12 @@ from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opt
 
 from ..model import Workload
 from ..quantities import ZERO, floats_of
-from .blocks import (BY_KEY, MAX_DENSE, MAX_GROUP_COLUMNS, SPARSE, Cursor, Floor, NodeClass,
-                     Tag)
+from .bearers import Tag
+from .blocks import MAX_DENSE, SPARSE, NodeClass
 from . import plans
-from .columns import GroupColumn
+from .columns import BY_KEY, GroupColumn
+from .groups import MAX_GROUP_COLUMNS
+from .records import Cursor, Floor
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
 from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
@@ -98,7 +100,7 @@ FLOOR_IDLE = 64
 
 #: A search that steps over this many nodes of a class hosting a group it
 #: avoids, one by one, makes the class's group column of the group (see
-#: :meth:`~.blocks.NodeClass.group_column`).
+#: :meth:`~.groups.GroupColumns.group_column`).
 AVERSE_RUN = 32
 
 FloorPolicy = Tuple[int, int, int, int]
@@ -336,7 +338,7 @@ class NodeIndex:
     def grouped(self, slot: Any, groups: Iterable[str]) -> None:
         """A workload of aversion groups ``groups`` was placed on ``slot``
         (after ``slot.groups`` changed): the group columns of its class
-        follow (see :meth:`~.blocks.NodeClass.group_column`). O(1) for a
+        follow (see :meth:`~.groups.GroupColumns.group_column`). O(1) for a
         class without any; else O(log N) and O(1) a column, mostly."""
         nodes = self._home[slot.name]
         if nodes.grouped:
@@ -548,7 +550,7 @@ class NodeIndex:
         columns no longer put off, joint columns, and, after a search that
         stepped over :data:`AVERSE_RUN` nodes hosting one of ``groups``
         one by one, a group column for one of them (see
-        :meth:`~.blocks.NodeClass.group_column`), which the next searches
+        :meth:`~.groups.GroupColumns.group_column`), which the next searches
         for the group use."""
         if entry.pending is not None:
             entry.complete()  # (the nodes having every kind asked are many)
@@ -589,7 +591,7 @@ class NodeIndex:
         counted = holding if holding is not None and len(holding) > 1 \
             and self._ordering is not None and nodes.counting(holding) else None
         # (a group column of one of the groups to avoid, if the
-        # class has one: see :meth:`~.blocks.NodeClass.group_column`)
+        # class has one: see :meth:`~.groups.GroupColumns.group_column`)
         apart = None
         if groups and nodes.grouped:
             for group in groups:
@@ -910,7 +912,7 @@ def floor_run(nodes: NodeClass, entry: Entry, shape: Shape, needed: Tuple[Decima
     """How many blocks of ``nodes``, from the first, are known to refuse
     every workload of ``shape`` (the entry's) asking at least ``needed`` of
     everything: the run of blocks refusing the shape's
-    :class:`~.blocks.Floor`, lowered to ``needed`` first (made again, with
+    :class:`~.records.Floor`, lowered to ``needed`` first (made again, with
     an empty run, where ``needed`` asks less of some requirement: the fit
     rule only gets harder with larger requirements). In a cluster that
     fills from the front (Prioritized), that run is most of the full nodes,

@@ -36,7 +36,9 @@ from bisect import bisect_left
 from itertools import count
 from typing import AbstractSet, Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from .blocks import Floor, NodeClass, Tag
+from .bearers import Tag
+from .blocks import NodeClass
+from .records import Floor
 from .columns import LOWEST, MIDDLE, OPEN, RATIOS
 
 __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
@@ -49,7 +51,7 @@ __all__ = ["Entry", "Plan", "make_plan", "joint_policy", "review_joint", "FEW",
 FEW = 32
 #: The same where nodes keep their order (Prioritized, RoundRobin): their
 #: bearers are kept sorted by the class (see
-#: :meth:`~.blocks.NodeClass.in_order`), so trying them one by one costs
+#: :meth:`~.bearers.Bearers.in_order`), so trying them one by one costs
 #: no sort, and a search starts past the bearers known to refuse it (see
 #: :meth:`.nodes.NodeIndex._cursor`): the full ones at the front of the
 #: order, which the blocks' search would look inside again and again (each
@@ -58,7 +60,7 @@ FEW = 32
 FEW_KEPT = 400
 #: Where nodes keep their order, a shape asking for two or more resources
 #: only some nodes have tries the nodes having them all, which the class
-#: keeps in order (see :meth:`~.blocks.NodeClass.in_order`), when at most
+#: keeps in order (see :meth:`~.bearers.Bearers.in_order`), when at most
 #: this many, however many have each, or when the bearers of the rarest are
 #: few (:data:`FEW_KEPT`): where kinds of device each sit on 3 nodes in 10,
 #: a shape asking for two tries about one node in ten, not the bearers of
@@ -80,7 +82,7 @@ FEW_ALL_KEPT = 400
 #: that would be on at most half as many if its resources sat on the nodes
 #: independently of each other, and one of a class with few such sets
 #: (:data:`FEW_SETS`); the others are counted without making the list
-#: (:meth:`~.blocks.NodeClass.having_all`).
+#: (:meth:`~.bearers.Bearers.having_all`).
 FEW_NEW = 64
 #: See :data:`FEW_NEW`: a class having at most this many sets of as many
 #: resources as a shape asks for, of the resources on more than
@@ -166,7 +168,7 @@ class Entry:
     the class's resources below zero that the shape neither asks for nor is
     immune to (a node must have offset them to zero or more), either way
     (each has a column, for :meth:`closed`). ``floor``: the shape's
-    :class:`~.blocks.Floor` in the class, once a search made it.
+    :class:`~.records.Floor` in the class, once a search made it.
     ``holding``: the resources the shape asks for that only some nodes of
     the class have (a node lacking one cannot take it), or ``None``;
     ``kinds_last``: ``pairs`` with those last, when there are two or more

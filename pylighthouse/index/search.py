@@ -19,7 +19,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 2. blocks whose bounds pass every pair: those passing the first pair (and
    not known to refuse, see below; and, for a workload of an aversion
    group that has a *group column* in the class, having an open node not
-   hosting the group, see :meth:`~.blocks.NodeClass.group_column`) are
+   hosting the group, see :meth:`~.groups.GroupColumns.group_column`) are
    found in C (``compress`` over ``map(ge, ...)`` on the class's bound
    column), and only those are compared on the other pairs, in Python
    (chaining every column through ``map`` in C costs more than it saves:
@@ -28,7 +28,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 3. a block with no node having every resource the workload asks for
    that only some nodes of the class have (two or more of them: the
    class counts such nodes per block where nodes move at every
-   placement, see :meth:`~.blocks.NodeClass.counting`) is passed; so is
+   placement, see :meth:`~.bearers.Bearers.counting`) is passed; so is
    a block that keeps a *frontier* (a class with joint columns, see
    :meth:`~.derived.DerivedColumns.frontier`) and has no node with enough of
    both joint resources, by one bisection; else, inside the
@@ -68,7 +68,7 @@ stepped over one by one once per block, not once per search. For a
 workload of an aversion group, a block also passes when what its open
 nodes free of the group show at most, kept by the block since a search for
 the group looked inside it in vain twice (see
-:meth:`~.blocks.NodeClass.keep_away`), falls short of the sieve: in C for
+:meth:`~.groups.GroupColumns.keep_away`), falls short of the sieve: in C for
 the first column kept, in Python for the others where the bounds pass. A vector's
 record is its own from its second search on: the first writes into a
 scratch record, forgotten at once, since most vectors of finely drawn
@@ -99,8 +99,9 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Seq
 
 from ..fit import takes
 from ..model import Workload
-from .blocks import BY_KEY, NodeClass, Refused
-from .columns import INF, NEG, GroupColumn, JointColumn
+from .blocks import NodeClass
+from .columns import BY_KEY, INF, NEG, GroupColumn, JointColumn
+from .records import Refused
 
 __all__ = ["first_in_class", "first_among", "first_in_order", "acceptable", "refusing_run",
            "Sieve"]
@@ -134,7 +135,7 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
     current version (they refused already), given group column
     ``apart``, where some open node does not host its group, and, given
     ``away`` (a group's versions, figures of one column and its threshold,
-    see :meth:`~.blocks.NodeClass.keep_away`), where the figure kept at the
+    see :meth:`~.groups.GroupColumns.keep_away`), where the figure kept at the
     block's version reaches the threshold, found in C (``None`` for stamps
     never written: no comparing); and the other (column, threshold) pairs,
     for the caller to compare where those pass (a generator doing it costs
@@ -188,7 +189,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     only the nodes having them all are to be looked at (see
     :meth:`~.blocks.Block.holding`); ``None`` to look at every node.
     ``counted``: such resources (two or more) whose holders each block
-    counts (see :meth:`~.blocks.NodeClass.counting`), when a block where
+    counts (see :meth:`~.bearers.Bearers.counting`), when a block where
     no node has them all is to be passed without looking inside.
     ``apart``: the class's group column of one of ``groups``, if it has
     one: a block whose every node hosts the group is passed by its bound,
@@ -253,7 +254,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     # has joint columns, looked up at the first block with a frontier)
     both: Any = _UNKNOWN if nodes.joint is not None else None
     # (a workload of aversion groups: the group whose nodes' room a block
-    # keeps, see :meth:`~.blocks.NodeClass.keep_away`, and the sieve's pairs of
+    # keeps, see :meth:`~.groups.GroupColumns.keep_away`, and the sieve's pairs of
     # dense columns, compared with it)
     shut: Optional[str] = None
     near: Sieve = []
@@ -478,7 +479,7 @@ _UNKNOWN = object()
 def _figured(known: Tuple[List[int], Dict[Any, List[float]]], near: Sieve,
              total: int) -> Tuple[List[int], List[Tuple[List[float], float]]]:
     """A group's figures as a search compares them (see
-    :meth:`~.blocks.NodeClass.keep_away`): its versions, and per column of
+    :meth:`~.groups.GroupColumns.keep_away`): its versions, and per column of
     ``near`` with figures kept, those and the column's threshold, each list
     at least ``total`` long (blocks made since are not read: their
     versions are new). The first column's are compared in C (see
@@ -557,7 +558,7 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     meeting ``sieve`` (those whose floats pass its first :data:`NEAR`
     pairs count as meeting it); the run is stamped in ``refused``, the
     record of the vector the sieve was made for, and starts from its last
-    :attr:`~.blocks.Refused.prefix` while those stamps stand. A block of
+    :attr:`~.records.Refused.prefix` while those stamps stand. A block of
     the run refuses every workload of the vector's shape that asks at
     least as much of everything (see :func:`.nodes.floor_run`).
 
