@@ -23,7 +23,7 @@ import pylighthouse.pylighthouse as lighthouse
 from pylighthouse import (BestFitDistributor, BinPackDistributor, Distributor, InvalidInputError,
                           InvalidTypeError, plan_scale_down, plan_scale_up)
 from pylighthouse.fit import check_fit
-from pylighthouse.index import nodes as index_nodes
+from pylighthouse.index import floors as index_floors
 from pylighthouse.problem import build_distributor, load_problem, solve
 from instances import RUBRICS, batches, clusters, operations
 from reference import Load
@@ -42,7 +42,7 @@ def build(nodes, rubric, indexed=True):
     # (floors in every class, however small, their runs extended at every
     # search: see test_index.FLOORS)
     with mock.patch.object(Distributor, "_indexed", indexed), \
-            mock.patch.multiple(index_nodes, FLOOR_BLOCKS=0, FLOOR_PERIOD=1, FLOOR_LEAST=0,
+            mock.patch.multiple(index_floors, FLOOR_BLOCKS=0, FLOOR_PERIOD=1, FLOOR_LEAST=0,
                                 FLOOR_IDLE=0):
         distributor = BestFitDistributor.from_list(nodes, rubric)
     return distributor, BestFitReference(nodes, rubric)

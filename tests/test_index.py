@@ -25,6 +25,7 @@ from pylighthouse.distributors import Distributor
 from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import reason_of
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
+from pylighthouse.index import floors as index_floors
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index import search
 from pylighthouse.index.blocks import NodeClass
@@ -71,16 +72,16 @@ GROUPING = {"eager": (0, 16), "one": (0, 1), "none": (10 ** 9, 0), "library": No
 def settings_of(indexed, load=2, joint="eager", floors="eager", sparse=None,
                 grouping="library", denials="library"):
     policy = JOINT[joint] or plans.joint_policy()
-    floor = FLOORS[floors] or index_nodes.floor_policy()
+    floor = FLOORS[floors] or index_floors.floor_policy()
     sparse = index_nodes.SPARSE if sparse is None else sparse
     group = GROUPING[grouping] or (index_nodes.AVERSE_RUN, index_nodes.MAX_GROUP_COLUMNS)
     with mock.patch.object(Distributor, "_indexed", indexed), \
             mock.patch.object(Distributor, "_index_load", load), \
             mock.patch.multiple(plans, JOINT_WINDOW=policy[0], JOINT_WASTE=policy[1],
                                 JOINT_GAIN=policy[2], JOINT_SIZE=policy[3]), \
-            mock.patch.multiple(index_nodes, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
-                                FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3], SET_BLOCKS=0,
-                                SPARSE=sparse, AVERSE_RUN=group[0],
+            mock.patch.multiple(index_floors, FLOOR_BLOCKS=floor[0], FLOOR_PERIOD=floor[1],
+                                FLOOR_LEAST=floor[2], FLOOR_IDLE=floor[3]), \
+            mock.patch.multiple(index_nodes, SET_BLOCKS=0, SPARSE=sparse, AVERSE_RUN=group[0],
                                 MAX_GROUP_COLUMNS=group[1]), \
             mock.patch.object(plans, "DENIALS",
                               plans.DENIALS if denials == "library" else denials):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pylighthouse import BestFitDistributor
 from pylighthouse.fit import takes
 from pylighthouse.index import blocks
+from pylighthouse.index import floors as index_floors
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.blocks import NodeClass
 from pylighthouse.index.search import first_in_class, refusing_run
@@ -434,7 +435,7 @@ def test_floors_wait_in_small_classes_and_after_short_runs():
         batch = [two(f"w{cpu}", cpu, cpu)]
         assert distributor.attempt_assign_loads(batch) == reference.assign(batch)
 
-    with mock.patch.object(index_nodes, "refusing_run", counted):
+    with mock.patch.object(index_floors, "refusing_run", counted):
         # The library's policy: a class of four blocks uses no floor.
         fast = make("Prioritized", FRONT, {}, True, 2, floors="library")
         reference = Reference("Prioritized", FRONT, {})
@@ -443,7 +444,7 @@ def test_floors_wait_in_small_classes_and_after_short_runs():
         assert calls == []
         # Floors in every class, a run extended at every search, but a run
         # under two blocks sets them aside for three searches of new vectors.
-        with mock.patch.multiple(index_nodes, FLOOR_BLOCKS=0, FLOOR_PERIOD=1,
+        with mock.patch.multiple(index_floors, FLOOR_BLOCKS=0, FLOOR_PERIOD=1,
                                  FLOOR_LEAST=2, FLOOR_IDLE=3):
             fast = make("Prioritized", FRONT, {}, True, 2, floors="library")
         reference = Reference("Prioritized", FRONT, {})
@@ -458,7 +459,7 @@ def test_a_floor_run_read_back_is_found_again_once_a_block_leaves():
     one place without any block changing: the run kept is no longer the
     same blocks, and is found again."""
     nodes = [{"name": f"n{at}", "resources": {"cpu": 8 if at == 3 else 1}} for at in range(4)]
-    with mock.patch.multiple(index_nodes, FLOOR_BLOCKS=0, FLOOR_PERIOD=16, FLOOR_LEAST=0,
+    with mock.patch.multiple(index_floors, FLOOR_BLOCKS=0, FLOOR_PERIOD=16, FLOOR_LEAST=0,
                              FLOOR_IDLE=0):
         fast = make("Prioritized", nodes, {}, True, 1, joint="adaptive", floors="library")
     reference = Reference("Prioritized", nodes, {})

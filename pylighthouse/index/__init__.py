@@ -26,6 +26,8 @@ Where things are:
   of a group, part of every class;
 * :mod:`.records`: what a class remembers of searches (refusals, floors,
   cursors);
+* :mod:`.floors`: where a workload with quantities never searched for
+  starts: after the run of blocks refusing its shape's least quantities;
 * :mod:`.columns`: what a node shows in a column, and its order key.
 
 The index only ever skips nodes that provably cannot take the workload;

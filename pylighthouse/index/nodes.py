@@ -41,7 +41,7 @@ its index anew from its snapshot.
 from bisect import bisect_left
 from decimal import Decimal
 from heapq import merge
-from operator import ge, lt
+from operator import ge
 from typing import (Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
                     Protocol, Sequence, Tuple)
 
@@ -52,10 +52,11 @@ from .blocks import MAX_DENSE, SPARSE, NodeClass
 from . import plans
 from .columns import BY_KEY, GroupColumn
 from .groups import MAX_GROUP_COLUMNS
-from .records import Cursor, Floor
+from .floors import floor_policy, floor_run, knows_run
+from .records import Cursor, Shape
 from .plans import (SORTED_AT_SEARCH, Entry, Plan, asked_by_all, few_bearers, joint_policy,
                     make_plan, review_joint)
-from .search import acceptable, first_among, first_in_class, first_in_order, refusing_run
+from .search import acceptable, first_among, first_in_class, first_in_order
 
 
 #: Bearers of a tag kept in order searched from a count of those known to
@@ -86,38 +87,16 @@ MAX_SHAPES = 32768
 #: at 1,000 nodes set columns made them 11% dearer, at 2,000 and 3,000
 #: nodes 11% and 25% cheaper).
 SET_BLOCKS = 24
-#: Floors (see :func:`floor_run`) are used in classes of at least this many
-#: blocks only: a class of few blocks is scanned in no time.
-FLOOR_BLOCKS = 32
-#: A shape's floor run is extended at most once in this many searches of
-#: the shape while its stamps stand.
-FLOOR_PERIOD = 16
-#: A floor run shorter than this many blocks sets the class's floors aside
-#: for :data:`FLOOR_IDLE` searches of new vectors (a cluster that does not
-#: fill from the front, as with RoundRobin).
-FLOOR_LEAST = 2
-FLOOR_IDLE = 64
 
 #: A search that steps over this many nodes of a class hosting a group it
 #: avoids, one by one, makes the class's group column of the group (see
 #: :meth:`~.groups.GroupColumns.group_column`).
 AVERSE_RUN = 32
 
-FloorPolicy = Tuple[int, int, int, int]
-
-
-def floor_policy() -> FloorPolicy:
-    """(:data:`FLOOR_BLOCKS`, :data:`FLOOR_PERIOD`, :data:`FLOOR_LEAST`,
-    :data:`FLOOR_IDLE`) as they are now: an index keeps them from when it
-    is made."""
-    return FLOOR_BLOCKS, FLOOR_PERIOD, FLOOR_LEAST, FLOOR_IDLE
-
 
 #: Requirement vectors kept per set of names proven to fit nowhere.
 MAX_FAILED = 16
 NO_GROUPS: FrozenSet[str] = frozenset()
-
-Shape = Tuple[Tuple[str, ...], FrozenSet[str]]
 
 
 class NodeOrder(Protocol):
@@ -576,7 +555,7 @@ class NodeIndex:
         # more than the run saved)
         if refused is nodes.scratch and start is None and entry.holding is None \
                 and len(nodes.blocks) >= self._floors[0] \
-                and not (groups and _knows(nodes, shape, needed)):
+                and not (groups and knows_run(nodes, shape, needed)):
             if nodes.floor_idle:
                 nodes.floor_idle -= 1
             else:
@@ -898,57 +877,3 @@ def _in_order(requirements: Mapping[str, Decimal],
     """The quantities of ``requirements``, in ``order`` (positions) if given. O(R)."""
     values = tuple(requirements.values())
     return values if order is None else tuple([values[at] for at in order])
-
-
-def _knows(nodes: NodeClass, shape: Shape, needed: Tuple[Decimal, ...]) -> bool:
-    """Whether the record of ``needed`` without groups knows of blocks that
-    refuse it from the first on. O(R)."""
-    plain = nodes.refusals.get((shape, needed))
-    return plain is not None and plain.prefix > 0
-
-
-def floor_run(nodes: NodeClass, entry: Entry, shape: Shape, needed: Tuple[Decimal, ...],
-              policy: FloorPolicy) -> int:
-    """How many blocks of ``nodes``, from the first, are known to refuse
-    every workload of ``shape`` (the entry's) asking at least ``needed`` of
-    everything: the run of blocks refusing the shape's
-    :class:`~.records.Floor`, lowered to ``needed`` first (made again, with
-    an empty run, where ``needed`` asks less of some requirement: the fit
-    rule only gets harder with larger requirements). In a cluster that
-    fills from the front (Prioritized), that run is most of the full nodes,
-    and a workload with quantities never seen before starts after it
-    instead of scanning them. The run is read back while it stands,
-    extended by :func:`~.search.refusing_run` once in
-    :data:`FLOOR_PERIOD` searches, and at once when a block of it changed;
-    a run shorter than :data:`FLOOR_LEAST` sets the class's floors aside
-    for :data:`FLOOR_IDLE` searches (``policy``: these, see
-    :func:`floor_policy`). Not for a shape asking for resources only some
-    nodes of the class have (see :class:`~.plans.Entry`), whose run cost
-    more to find than it saved. O(R) mostly; O(P) in C, P blocks in the
-    run, after a change of the class."""
-    _, period, least, idle = policy
-    floor = entry.floor
-    if floor is None or any(map(lt, needed, floor.needed)):
-        if floor is not None:
-            needed = tuple(map(min, needed, floor.needed))
-        floor = entry.floor = Floor(needed, len(nodes.blocks))
-    record = floor.record
-    run = record.prefix
-    now = (nodes.clock, len(nodes.blocks))
-    if floor.countdown and (floor.seen == now or not run
-                            or record.stamps[:run] == nodes.versions[:run]):
-        floor.countdown -= 1
-    else:
-        if record.made_by != entry.serial:
-            record.sieve = entry.sieve(floats_of(dict(zip(shape[0], floor.needed))))
-            record.made_by = entry.serial
-        stamps = record.stamps
-        missing = len(nodes.blocks) - len(stamps)
-        if missing > 0:
-            stamps.extend([0] * missing)
-        floor.countdown = period - 1
-        run = refusing_run(nodes, record.sieve, record)
-    floor.seen = now
-    if run < least:
-        nodes.floor_idle = idle
-    return run

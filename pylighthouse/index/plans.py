@@ -407,7 +407,7 @@ class Entry:
         :meth:`~.blocks.Block.holding`). One such resource alone still
         leads: when it runs out, as a scarce device does, its bounds turn
         away runs of blocks. (Such a shape keeps no floor, see
-        :func:`.nodes.floor_run`.) Once the class has a set column for the
+        :func:`.floors.floor_run`.) Once the class has a set column for the
         two or more (made when a search for them found no node, see
         :meth:`~.derived.DerivedColumns.mask_set`), it leads, if the workload
         asks for, and is not immune to, its two other resources."""

@@ -8,7 +8,7 @@
 * :class:`Floor`: per workload shape, the least quantities searched for
   and the run of blocks, from the first, that refuse them: every vector of
   the shape asking at least as much starts after it (see
-  :func:`~.nodes.floor_run`);
+  :func:`~.floors.floor_run`);
 * :class:`Cursor`: per tag kept in order, how many of its bearers, from
   the first, refuse the workloads searched for (see
   :meth:`~.nodes.NodeIndex._cursor`).
@@ -19,9 +19,12 @@ read one (its stamps are compared in C by the search).
 """
 from decimal import Decimal
 from itertools import islice
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, FrozenSet, List, Tuple
 
-__all__ = ["Refused", "Floor", "Cursor", "halve"]
+__all__ = ["Refused", "Floor", "Cursor", "Shape", "halve"]
+
+#: A workload shape: the names it asks for, in order, and its immunities.
+Shape = Tuple[Tuple[str, ...], FrozenSet[str]]
 
 
 def halve(kept: Dict[Any, Any]) -> None:
@@ -52,7 +55,7 @@ class Refused:
 
 class Floor:
     """The least quantities a class was searched for, per shape (kept by
-    the shape's plan entry, see :func:`.nodes.floor_run`): ``needed``, each
+    the shape's plan entry, see :func:`.floors.floor_run`): ``needed``, each
     requirement the least of every new vector of the shape searched since
     the floor was made; ``record``: the blocks from the first that refuse
     ``needed`` (its :attr:`Refused.prefix` and stamps, and its sieve): every

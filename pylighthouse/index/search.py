@@ -55,7 +55,7 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
 
 A vector never searched for before starts after the run of blocks that
 refuse its shape's *floor*, the least quantities of that shape searched
-for (:func:`.nodes.floor_run`, found by :func:`refusing_run`): in a
+for (:func:`.floors.floor_run`, found by :func:`refusing_run`): in a
 cluster that fills from the front, the full nodes.
 
 A block whose nodes all said no (or were averse) is remembered for the
@@ -560,7 +560,7 @@ def refusing_run(nodes: NodeClass, sieve: Sieve, refused: Refused) -> int:
     record of the vector the sieve was made for, and starts from its last
     :attr:`~.records.Refused.prefix` while those stamps stand. A block of
     the run refuses every workload of the vector's shape that asks at
-    least as much of everything (see :func:`.nodes.floor_run`).
+    least as much of everything (see :func:`.floors.floor_run`).
 
     Cost: O(P) in C for a run of P blocks standing, then as a search that
     looks inside blocks until the first meeting the sieve, where it stops
