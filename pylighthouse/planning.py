@@ -222,7 +222,9 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     alone on what waits instead, one placement of what waits on one
     empty node), and one per node the trimming pass tries to drop or
     cheapen, but for sets of new nodes that cannot hold the pending
-    demand of some resource while nothing waits. Where a
+    demand of some resource while nothing waits (BinPack, with templates
+    of distinct names, places alike whatever order new nodes join in:
+    one trial per count of templates). Where a
     workload no template hosts waits though an open node had room for it,
     one more trial per template, or, where new nodes place more, about
     log2 of the number of nodes the plan may add. Prioritized and
@@ -322,6 +324,14 @@ class _Search:
         states = distributor.node_states()
         self.free = _free_room(states)
         self._trials: Dict[Mix, Dict[str, Optional[str]]] = {}
+        # (BinPack tries nodes by their score, then their name, whatever
+        # order they joined in, and new nodes are named per template, each
+        # template's numbered in the order they come: with templates of
+        # distinct prefixes, every order of a mix makes the same nodes, and
+        # its trial places the work alike, so one trial serves them all;
+        # see :meth:`_key`)
+        self.unordered = distributor.strategy == "BinPack" and \
+            len({template.prefix for template in templates}) == len(templates)
         # (per mix: the hostable workloads it leaves waiting, and all of them)
         self._missing: Dict[Mix, Tuple[int, int]] = {}
         result = self.run(())
@@ -368,11 +378,19 @@ class _Search:
             nodes.append(Node(name, template.shape.resources))
         return nodes
 
+    def _key(self, mix: Sequence[int]) -> Mix:
+        """What a trial of ``mix`` is known by: the mix, or, where the
+        order of the new nodes makes no difference (:attr:`unordered`), the
+        mix sorted, so that the trimming pass, which swaps one node at a
+        time for a cheaper template, tries each count of templates once,
+        not once per place of the node swapped. O(M log M) for M nodes."""
+        return tuple(sorted(mix)) if self.unordered else tuple(mix)
+
     def run(self, mix: Sequence[int]) -> Dict[str, Optional[str]]:
         """Where the pending workloads go once the nodes of ``mix`` join:
         placed on the copy read once, then undone (see
         Distributor._placed_on_trial)."""
-        key = tuple(mix)
+        key = self._key(mix)
         if key not in self._trials:
             # Only the latest trial is kept: the counts the search compares
             # are remembered in _missing.
@@ -389,7 +407,7 @@ class _Search:
     def missing(self, mix: Sequence[int], every: bool = False) -> int:
         """How many hostable pending workloads ``mix`` leaves unplaced; with
         ``every``, how many pending workloads, hostable or not."""
-        key = tuple(mix)
+        key = self._key(mix)
         if key not in self._missing:
             result = self.run(key)
             waiting = [load.name for load in self.loads if result[load.name] is None]

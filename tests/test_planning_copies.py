@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from instances import RUBRICS, STRATEGIES, batches, clusters, distributor_of, node_specs
-from pylighthouse import Distributor, Node, plan_scale_up
-from test_planning import rough_problems
+from pylighthouse import Distributor, Node, Workload, plan_scale_up, planning
+from test_planning import rough_problems, search_of
 
 
 def written(distributor):
@@ -127,3 +127,76 @@ def test_an_undone_trial_leaves_a_distributor_that_decides_as_a_fresh_copy(
     again = [dict(spec, name=f"y-{spec['name']}") for spec in batch[::-1]]
     assert base.attempt_assign_loads(again) == fresh.attempt_assign_loads(again)
     assert written(base) == written(fresh)
+
+
+# BinPack's trials: every order of a mix is one trial (_Search._key).
+
+def every_order_tried(search, mix):
+    """Where the work goes with the nodes of ``mix`` joining in that
+    order: a trial of its own, whatever the search knows."""
+    return search.base._placed_on_trial(search.nodes(tuple(mix)), search.loads)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rough_problems(strategies=("BinPack",)), st.data())
+def test_binpack_places_alike_whatever_order_new_nodes_join_in(problem, data):
+    """The fact the search relies on: with templates of distinct names,
+    BinPack places the pending work alike for every order of a mix (it
+    tries nodes by score, then name, and the names come out the same)."""
+    distributor, pending, templates = problem
+    search = search_of(distributor, pending, templates)
+    assert search.unordered  # (rough_problems names its templates t0, t1, t2)
+    mix = data.draw(st.lists(st.integers(0, len(templates) - 1), max_size=6))
+    shuffled = data.draw(st.permutations(mix))
+    assert every_order_tried(search, shuffled) == every_order_tried(search, mix)
+    assert search.run(shuffled) == every_order_tried(search, mix)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rough_problems(), st.none() | st.integers(0, 4))
+def test_plans_are_those_of_a_trial_per_order(problem, cap):
+    """Plans with one trial per count of templates (BinPack) are those of
+    a trial per order of the new nodes, for every strategy."""
+    distributor, pending, templates = problem
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    with mock.patch.object(planning._Search, "_key", lambda self, mix: tuple(mix)):
+        expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    assert plan.to_dict() == expected.to_dict()
+
+
+@pytest.mark.parametrize("strategy, names, trials", [
+    ("BinPack", ["small", "large"], 1), ("BinPack", ["node", "node"], 3),
+    ("Prioritized", ["small", "large"], 3), ("RoundRobin", ["small", "large"], 3),
+    ("BestFit", ["small", "large"], 3)])
+def test_a_trial_serves_every_order_only_where_order_makes_no_difference(
+        strategy, names, trials):
+    """BinPack with templates of distinct names tries a count of templates
+    once, whatever the order; with two templates of one name (their nodes'
+    numbers then depend on the order), and for the strategies whose order
+    depends on the order nodes joined in, each order is a trial."""
+    nodes = [{"name": f"n{at}", "resources": {"cpu": 4, "mem": 8}} for at in range(3)]
+    distributor = distributor_of(strategy, {"cpu": 1, "mem": 0.25}, nodes)
+    pending = [{"name": f"p{at}", "requirements": {"cpu": 3, "mem": 2}} for at in range(6)]
+    templates = [{"name": names[0], "resources": {"cpu": 4, "mem": 8}},
+                 {"name": names[1], "resources": {"cpu": 8, "mem": 16}, "cost": 2}]
+    search = search_of(distributor, Workload.from_list(pending), templates)
+    with mock.patch.object(Distributor, "_placed_on_trial", autospec=True,
+                           side_effect=Distributor._placed_on_trial) as trial:
+        for mix in [(0, 1, 1), (1, 0, 1), (1, 1, 0)]:
+            search.missing(mix)
+    assert trial.call_count == trials
+
+
+def test_binpack_tries_each_order_when_two_templates_share_a_name():
+    """Two templates named alike: their nodes are numbered in the order they
+    come, so an order changes which node comes first among equal scores.
+    Here p1 goes to node-1 either way; only when node-1 is the 8-memory
+    template does p0 then find no room."""
+    distributor = distributor_of("BinPack", {"cpu": 1, "mem": 0.25}, [])
+    templates = [{"name": "node", "resources": {"cpu": 3, "mem": 4}},
+                 {"name": "node", "resources": {"cpu": 2, "mem": 8}}]
+    pending = Workload.from_list([{"name": "p0", "requirements": {"cpu": 0, "mem": 8}},
+                                  {"name": "p1", "requirements": {"cpu": 2, "mem": 1}}])
+    search = search_of(distributor, pending, templates)
+    assert not search.unordered
+    assert (search.missing((0, 1)), search.missing((1, 0))) == (0, 1)
