@@ -26,6 +26,7 @@ from pylighthouse.errors import InvalidInputError
 from pylighthouse.fit import reason_of
 from pylighthouse.index import DEFAULT_LOAD, NodeIndex, plans
 from pylighthouse.index import floors as index_floors
+from pylighthouse.index import kept as index_kept
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index import search
 from pylighthouse.index.blocks import NodeClass
@@ -866,7 +867,7 @@ def test_bearers_kept_in_order_decide_like_the_reference(strategy, seed, load):
     fast = make(strategy, nodes, None, True, load)
     reference = Reference(strategy, nodes, None)
     searched = []  # (how many bearers each search of the kept order had)
-    real, real_kept = index_nodes.first_in_order, index_nodes.NodeIndex._kept_from
+    real, real_kept = index_kept.first_in_order, index_nodes.NodeIndex._kept_from
 
     def watched(slots, keys, *rest):
         searched.append(len(slots))
@@ -876,7 +877,7 @@ def test_bearers_kept_in_order_decide_like_the_reference(strategy, seed, load):
         searched.append(len(slots))
         return real_kept(record, workload, groups, slots, *rest)
 
-    with mock.patch.object(index_nodes, "first_in_order", watched), \
+    with mock.patch.object(index_kept, "first_in_order", watched), \
             mock.patch.object(index_nodes.NodeIndex, "_kept_from", staticmethod(watched_kept)):
         for step in range(40):
             batch = [{"name": f"w{step}-{at}",
@@ -913,7 +914,8 @@ def test_bearers_searched_from_their_count_of_refusals_decide_like_the_reference
     at 0; one count kept a class, or many), through every lifecycle
     operation: workloads of negative requirements, immunities, wards,
     groups, releases, cordons, nodes joining and leaving."""
-    with mock.patch.multiple(index_nodes, CURSOR_AT=0, SORTED_AT_SEARCH=0, MAX_CURSORS=kept):
+    with mock.patch.multiple(index_kept, CURSOR_AT=0, MAX_CURSORS=kept), \
+            mock.patch.object(index_nodes, "SORTED_AT_SEARCH", 0):
         distributor = make(strategy, nodes, None, True, 2)
         reference = Reference(strategy, nodes, None)
         for step in steps:

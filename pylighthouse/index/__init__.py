@@ -7,7 +7,7 @@ Where things are:
   searches ``first_fit``, and for BinPack and BestFit ``first_fit_after``
   and ``first_fit_from``), the memory of shapes that fit nowhere; it picks
   the earliest answer over the classes (``NodeIndex._earliest``) and tries
-  itself the nodes it keeps in order (``NodeIndex._kept_from``);
+  itself, with :mod:`.kept`, the nodes a class keeps in order;
 * :mod:`.plans`: for one workload shape, which classes of nodes to search
   and on which columns;
 * :mod:`.search`: **where a node is chosen** within one class: the first
@@ -26,6 +26,8 @@ Where things are:
   of a group, part of every class;
 * :mod:`.records`: what a class remembers of searches (refusals, floors,
   cursors);
+* :mod:`.kept`: the bearers of a tag kept in order, tried one by one from
+  those known to refuse on (part of :class:`NodeIndex`);
 * :mod:`.floors`: where a workload with quantities never searched for
   starts: after the run of blocks refusing its shape's least quantities;
 * :mod:`.columns`: what a node shows in a column, and its order key.

@@ -296,7 +296,7 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         # at: see :meth:`~.bearers.Bearers.in_order`)
         self.ordered: Dict[Tag, Tuple[int, List[Any], List[Any]]] = {}
         # (per tag and immunities, how many of its bearers in order refuse
-        # the workloads searched for: see :meth:`.nodes.NodeIndex._cursor`)
+        # the workloads searched for: see :meth:`~.kept.KeptOrders._cursor`)
         self.cursors: Dict[Tuple[Tag, FrozenSet[str]], Cursor] = {}
         # (how many searches tried the bearers of a tag in order first, how
         # many of them went on to the sieve, and, once the class gave up

@@ -53,7 +53,7 @@ FEW = 32
 #: bearers are kept sorted by the class (see
 #: :meth:`~.bearers.Bearers.in_order`), so trying them one by one costs
 #: no sort, and a search starts past the bearers known to refuse it (see
-#: :meth:`.nodes.NodeIndex._cursor`): the full ones at the front of the
+#: :meth:`~.kept.KeptOrders._cursor`): the full ones at the front of the
 #: order, which the blocks' search would look inside again and again (each
 #: block holding one or two of them, whose bounds pass it for the others'
 #: room).
@@ -96,7 +96,7 @@ MAX_ASKED = 16384
 #: nodes have, on more nodes than :data:`FEW_KEPT` (or, two or more, than
 #: :data:`FEW_ALL_KEPT` together), tries at most this many of the nodes
 #: having them in order first, from those known to refuse it on (see
-#: :meth:`.nodes.NodeIndex._cursor`), then its sieve from the next of them
+#: :meth:`~.kept.KeptOrders._cursor`), then its sieve from the next of them
 #: on: most searches find a node among the first few, where the blocks'
 #: search would pass blocks of full nodes and look inside blocks whose
 #: bounds pass on resources that sit on different nodes. A class stops

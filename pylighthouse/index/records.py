@@ -11,7 +11,7 @@
   :func:`~.floors.floor_run`);
 * :class:`Cursor`: per tag kept in order, how many of its bearers, from
   the first, refuse the workloads searched for (see
-  :meth:`~.nodes.NodeIndex._cursor`).
+  :meth:`~.kept.KeptOrders._cursor`).
 
 A record only ever says that nodes refuse; every block it lets pass is
 searched. Cost: O(B) to make a record, for B blocks of the class; O(1) to
@@ -75,10 +75,10 @@ class Floor:
 
 class Cursor:
     """Which bearers of a tag, in order, refuse the workloads searched for
-    (see :meth:`.nodes.NodeIndex._cursor`): ``at``, how many from the
+    (see :meth:`~.kept.KeptOrders._cursor`): ``at``, how many from the
     first; ``passed``, for a bearer further on found refusing, the
     position of a bearer after it that is not known to refuse (see
-    :meth:`.nodes.NodeIndex._kept_from`); ``least``, the names every one
+    :meth:`~.kept.KeptOrders._kept_from`); ``least``, the names every one
     of those workloads asked for with the least of each. Kept while
     :attr:`~.nodes.NodeIndex.grown` and the class's ``members`` are
     ``grown`` and ``members``."""

@@ -658,7 +658,7 @@ def first_in_order(slots: Sequence[Any], keys: Sequence[Any], workload: Workload
     ``limit`` are tried (0: every one). The node found (or ``None``), and
     the position of the first candidate not tried when the limit stopped
     the search (else ``None``). (Many candidates are searched by
-    :meth:`.nodes.NodeIndex._kept_from` instead, which passes those known
+    :meth:`~.kept.KeptOrders._kept_from` instead, which passes those known
     to refuse.)
 
     Cost: O(log K) for K candidates, plus one check of the fit rule each at most.
