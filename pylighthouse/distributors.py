@@ -1366,6 +1366,11 @@ class Distributor:
         journal = self._journal
         if journal is not None and journal.order is None:
             journal.order = journal.leaving(self._slots, journal.joined)
+        self._take_out(slot)
+
+    def _take_out(self, slot: _Slot) -> None:
+        """``slot`` leaves the strategy's state, the index and the node table
+        (the caller saw to the journal, and to its workloads)."""
         self._leaving(slot)
         if self._changed_nodes is not None:
             self._changed_nodes[slot.name] = None
@@ -1471,12 +1476,7 @@ class Distributor:
             if self._changed_nodes is not None:
                 self._changed_nodes[slot.name] = None
         for name in joined:
-            slot = self._slots.pop(name)
-            self._leaving(slot)
-            if index is not None:
-                index.remove(slot)
-            if self._changed_nodes is not None:
-                self._changed_nodes[name] = None
+            self._take_out(self._slots[name])
         self._placements_back(journal)
         self._recall(journal.memento)
 
