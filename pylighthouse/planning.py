@@ -216,6 +216,10 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     few where the work comes in a few sizes; dozens where many workloads of
     their own sizes leave the bound loose), or, for Prioritized with no
     aversion group pending, two trials whatever the count; with several,
+    the templates are counted up alone the least lower bound first, and
+    none past the fewest nodes a count before it needed to place
+    everything (a template whose lower bound is above that is not counted
+    at all; the greedy and naive plans stop there too), then
     one trial per node the greedy plan adds (the naive plan needs none
     where one template is the first to host every pending workload, and
     Prioritized with no aversion group pending tries each node of both
@@ -449,11 +453,15 @@ class _Search:
         ceiling = hostable if limit is None else min(limit, hostable)
         candidates: List[Mix] = []
         if self.waiting:
-            candidates = [self.count_up(index, ceiling) for index in range(len(self.templates))
-                          if all(self.hosts(index, load) for load in self.waiting)]
+            candidates = self.each_alone(ceiling)
             if len(self.templates) > 1:
-                candidates.append(self.grow(ceiling, self.most_taken))
-                candidates.append(self.grow(ceiling, self.first_host))
+                # (a greedy plan with more nodes than one that places
+                # everything is not the best: each stops there, see
+                # :meth:`capped_at`)
+                candidates.append(self.grow(self.capped_at(candidates, ceiling),
+                                            self.most_taken))
+                candidates.append(self.grow(self.capped_at(candidates, ceiling),
+                                            self.first_host))
                 candidates = [self.trim(min(candidates, key=self.rank))]
         # (no new node at all, when none leaves fewer waiting: nodes that
         # only change which workload waits are not worth buying)
@@ -511,6 +519,50 @@ class _Search:
             best = min(best, mix + (index,) * enough,
                        key=lambda chosen: self.rank(chosen, every=True))
         return best
+
+    def capped_at(self, plans: List[Mix], ceiling: int) -> int:
+        """``ceiling``, or fewer: the fewest nodes of ``plans`` (plans
+        tried) that place everything, if some do. A plan that adds nodes
+        one at a time (:meth:`grow`, :meth:`count_up`) makes the same
+        nodes whatever its ceiling until it reaches it; stopped there, it
+        leaves work waiting, and ranks below such a plan as the plan it
+        would have gone on to does. O(P) for P plans, their trials known."""
+        done = [len(mix) for mix in plans if not self.missing(mix)]
+        return min([ceiling, *done])
+
+    def each_alone(self, ceiling: int) -> List[Mix]:
+        """:meth:`count_up` for each template that hosts every waiting
+        workload, in template order, but for those whose plan could not be
+        the best of them.
+
+        The plans are ranked by what they leave waiting, then by their
+        number of nodes: once one template's count places everything, no
+        other can do better with more nodes. So the templates are counted
+        up the fewest nodes they could need first (their lower bound, the
+        earlier template first among equals); each count that places
+        everything caps the counts of the templates after it, and a
+        template whose lower bound is above that cap is not counted at
+        all. A capped count finds the same plan as an uncapped one when
+        that plan has at most the cap's nodes, and otherwise a plan that
+        leaves work waiting: in both cases the best of them, the first in
+        template order among equals, is the one the uncapped counts give.
+        (With three templates of 8, 16 and 32 cpu, the two smaller ones,
+        whose counts start at two and four times the larger one's, are
+        not tried at all where the larger one's count places everything.)
+        Cost: O(T x R) for the bounds, then :meth:`count_up`'s trials."""
+        hosting = [index for index in range(len(self.templates))
+                   if all(self.hosts(index, load) for load in self.waiting)]
+        bounds = {index: self.bound([index]) for index in hosting}
+        found: Dict[int, Mix] = {}
+        fewest: Optional[int] = None  # (the fewest nodes that placed everything)
+        for index in sorted(hosting, key=lambda index: (bounds[index], index)):
+            if fewest is not None and bounds[index] > fewest:
+                continue  # (it needs more nodes than a plan that places everything)
+            mix = found[index] = self.count_up(
+                index, ceiling if fewest is None else min(ceiling, fewest))
+            if not self.missing(mix) and (fewest is None or len(mix) < fewest):
+                fewest = len(mix)
+        return [found[index] for index in hosting if index in found]
 
     def count_up(self, index: int, ceiling: int, leap: bool = True) -> Mix:
         """Nodes of one template only: the fewest that place everything.

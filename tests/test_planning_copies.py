@@ -200,3 +200,101 @@ def test_binpack_tries_each_order_when_two_templates_share_a_name():
     search = search_of(distributor, pending, templates)
     assert not search.unordered
     assert (search.missing((0, 1)), search.missing((1, 0))) == (0, 1)
+
+
+# Counting up one template and the greedy plans stop at the fewest nodes
+# that placed everything (_Search.each_alone, _Search.capped_at).
+
+def every_template_counted(search, ceiling):
+    """The plans of each template alone as the search made them before:
+    every template that hosts what waits counted up to ``ceiling``."""
+    return [search.count_up(index, ceiling) for index in range(len(search.templates))
+            if all(search.hosts(index, load) for load in search.waiting)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rough_problems(), st.none() | st.integers(0, 4))
+def test_plans_are_those_of_uncapped_counts(problem, cap):
+    """Plans with the counts capped at the fewest nodes that placed
+    everything are those of every count run to the ceiling."""
+    distributor, pending, templates = problem
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    with mock.patch.object(planning._Search, "each_alone", every_template_counted), \
+            mock.patch.object(planning._Search, "capped_at",
+                              lambda self, plans, ceiling: ceiling):
+        expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    assert plan.to_dict() == expected.to_dict()
+
+
+def sized_problem(strategy, cpus, costs, pending_cpus):
+    distributor = distributor_of(strategy, {"cpu": 1}, [])
+    pending = [{"name": f"p{at}", "requirements": {"cpu": cpu}}
+               for at, cpu in enumerate(pending_cpus)]
+    templates = [{"name": f"t{cpu}", "resources": {"cpu": cpu}, "cost": cost}
+                 for cpu, cost in zip(cpus, costs)]
+    return distributor, pending, templates
+
+
+def counted(problem, capped=True):
+    """The templates counted up alone, in the order counted, and the plan."""
+    calls = []
+    real = planning._Search.count_up
+
+    def count_up(search, index, ceiling, leap=True):
+        calls.append((index, ceiling))
+        return real(search, index, ceiling, leap)
+
+    with mock.patch.object(planning._Search, "count_up", count_up):
+        if capped:
+            plan = plan_scale_up(*problem)
+        else:
+            with mock.patch.object(planning._Search, "each_alone", every_template_counted):
+                plan = plan_scale_up(*problem)
+    return calls, plan.to_dict()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_template_needing_more_nodes_than_a_plan_found_is_not_counted(strategy):
+    """Ten workloads of 3 cpu: the 16-cpu template places them on two nodes
+    (its lower bound, 30 / 16 rounded up, is 2); the 4-cpu template's lower
+    bound is 8, so it is not counted; the 8-cpu template's is 4 (more than
+    two too). Counted before any other, the 16-cpu template (the least
+    lower bound) caps the others. The plan is the one every count gives."""
+    problem = sized_problem(strategy, [4, 8, 16], [1, 1.5, 3], [3] * 10)
+    calls, plan = counted(problem)
+    assert [index for index, _ in calls] == [2]
+    every, expected = counted(problem, capped=False)
+    assert sorted(index for index, _ in every) == [0, 1, 2]
+    assert plan == expected
+    assert plan["new_nodes"] == [{"name": "t16-1", "resources": {"cpu": 16}},
+                                 {"name": "t16-2", "resources": {"cpu": 16}}]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_template_as_good_as_the_fewest_nodes_found_is_still_counted(strategy):
+    """Four workloads of 11 cpu and four of 1: no node of either template
+    takes two of 11, so each needs four nodes. The 21-cpu template (lower
+    bound 3, the least) is counted first, up to the ceiling, one node per
+    workload; the 12-cpu template's lower bound is 4, so it is counted too,
+    capped at four nodes, and, as cheap and listed first, its plan wins
+    the tie, as it does with every count run in full."""
+    problem = sized_problem(strategy, [12, 21], [1, 1], [11] * 4 + [1] * 4)
+    calls, plan = counted(problem)
+    assert calls == [(1, 8), (0, 4)]
+    assert plan == counted(problem, capped=False)[1]
+    assert [node["name"] for node in plan["new_nodes"]] == [f"t12-{at}" for at in range(1, 5)]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_each_count_that_places_everything_with_fewer_nodes_lowers_the_cap(strategy):
+    """Four workloads of 11 cpu and four of 1. The 21-cpu template and the
+    22-cpu one have the least lower bound (3): the 21-cpu one, listed
+    first, is counted first and needs four nodes (one of 11 a node); the
+    22-cpu one, capped at four, takes two of 11 a node and needs three;
+    the 12-cpu template's lower bound, 4, is above those three: it is not
+    counted."""
+    problem = sized_problem(strategy, [21, 22, 12], [1, 1, 1], [11] * 4 + [1] * 4)
+    calls, plan = counted(problem)
+    assert calls == [(0, 8), (1, 4)]
+    assert plan == counted(problem, capped=False)[1]
+    assert [node["name"] for node in plan["new_nodes"]] == ["t22-1", "t22-2", "t22-3"]
