@@ -228,7 +228,9 @@ def plan_scale_up(distributor: Distributor, pending: Iterable[Any],
     cheapen, but for sets of new nodes that cannot hold the pending
     demand of some resource while nothing waits (BinPack, with templates
     of distinct names, places alike whatever order new nodes join in:
-    one trial per count of templates). Where a
+    one trial per count of templates; Prioritized with no aversion group
+    pending places, for a trial, only what waited without new nodes, on
+    the new nodes alone). Where a
     workload no template hosts waits though an open node had room for it,
     one more trial per template, or, where new nodes place more, about
     log2 of the number of nodes the plan may add. Prioritized and
@@ -413,11 +415,29 @@ class _Search:
         ``every``, how many pending workloads, hostable or not."""
         key = self._key(mix)
         if key not in self._missing:
-            result = self.run(key)
-            waiting = [load.name for load in self.loads if result[load.name] is None]
+            if self.joins_last and key:
+                waiting = self.left_on_new(key)
+            else:
+                result = self.run(key)
+                waiting = [load.name for load in self.loads if result[load.name] is None]
             self._missing[key] = (sum(1 for name in waiting if name not in self.homeless),
                                   len(waiting))
         return self._missing[key][1 if every else 0]
+
+    def left_on_new(self, mix: Mix) -> List[str]:
+        """The names of the pending workloads that the nodes of ``mix`` leave
+        waiting, where new nodes join last and take what waits
+        (:attr:`joins_last`): what waited without new nodes, placed, in
+        its order, on the new nodes alone. Prioritized takes the first
+        node in join order where a workload fits, so a workload that found
+        an existing node without new nodes finds the same one (the nodes
+        before it are in the same state when it comes), and one that found
+        none meets the new nodes as the workloads before it that waited
+        left them. The same count as a trial on the whole cluster, for the
+        cost of placing what waits on the new nodes. O(W x M x R) at
+        worst for W waiting workloads and M new nodes."""
+        taken = PrioritizedDistributor(self.nodes(mix)).attempt_assign_loads(self.unplaced)
+        return [load.name for load in self.unplaced if taken[load.name] is None]
 
     def cost(self, mix: Sequence[int]) -> Decimal:
         return sum((self.templates[index].cost for index in mix), ZERO)
@@ -591,7 +611,8 @@ class _Search:
         """:meth:`count_up` for Prioritized with no aversion group pending:
         the mix the count from ``start`` up to ``ceiling`` would choose,
         found from the trial of ``start`` nodes, one placement of what it
-        leaves waiting, and one trial to check (``None`` if the check
+        leaves waiting, and one check (:meth:`missing`, a placement on the
+        new nodes alone: see :meth:`left_on_new`; ``None`` if the check
         fails: the caller then counts up).
 
         Prioritized takes the first node in join order where a workload

@@ -180,8 +180,11 @@ def test_a_trial_serves_every_order_only_where_order_makes_no_difference(
     templates = [{"name": names[0], "resources": {"cpu": 4, "mem": 8}},
                  {"name": names[1], "resources": {"cpu": 8, "mem": 16}, "cost": 2}]
     search = search_of(distributor, Workload.from_list(pending), templates)
-    with mock.patch.object(Distributor, "_placed_on_trial", autospec=True,
-                           side_effect=Distributor._placed_on_trial) as trial:
+    # (Prioritized's are placements on the new nodes alone, see
+    # _Search.left_on_new; the others', trials on the cluster)
+    evaluated = "left_on_new" if strategy == "Prioritized" else "run"
+    with mock.patch.object(planning._Search, evaluated, autospec=True,
+                           side_effect=getattr(planning._Search, evaluated)) as trial:
         for mix in [(0, 1, 1), (1, 0, 1), (1, 1, 0)]:
             search.missing(mix)
     assert trial.call_count == trials
@@ -298,3 +301,54 @@ def test_each_count_that_places_everything_with_fewer_nodes_lowers_the_cap(strat
     assert calls == [(0, 8), (1, 4)]
     assert plan == counted(problem, capped=False)[1]
     assert [node["name"] for node in plan["new_nodes"]] == ["t22-1", "t22-2", "t22-3"]
+
+
+# Prioritized with no aversion group pending: what a set of new nodes
+# leaves waiting is what waited without them, placed on them alone
+# (_Search.left_on_new).
+
+def left_by_a_trial(search, mix):
+    result = search.run(mix)
+    return [load.name for load in search.loads if result[load.name] is None]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rough_problems(strategies=("Prioritized",), groups=False), st.data())
+def test_what_new_nodes_leave_waiting_is_what_a_trial_on_the_cluster_leaves(problem, data):
+    search = search_of(*problem)
+    assert search.joins_last
+    mix = tuple(data.draw(st.lists(st.integers(0, len(search.templates) - 1),
+                                   min_size=1, max_size=6)))
+    assert sorted(search.left_on_new(mix)) == sorted(left_by_a_trial(search, mix))
+
+
+@settings(max_examples=200, deadline=None)
+@given(rough_problems(), st.none() | st.integers(0, 4))
+def test_plans_are_those_of_a_trial_on_the_cluster_for_each_set_of_new_nodes(problem, cap):
+    distributor, pending, templates = problem
+    plan = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    with mock.patch.object(planning._Search, "left_on_new", left_by_a_trial):
+        expected = plan_scale_up(distributor, pending, templates, max_new_nodes=cap)
+    assert plan.to_dict() == expected.to_dict()
+
+
+def test_with_an_aversion_group_pending_each_set_of_new_nodes_is_a_trial():
+    """A workload of an aversion group may pass an existing node hosting
+    its group for a new one: there the count comes from a trial on the
+    whole cluster. Here p0 goes to n0 without new nodes (it is the only
+    node: groups are soft), but to the new node when there is one, which
+    then has no room for p1: the new node leaves p1 waiting, although p1,
+    the one that waited without it, fits it alone."""
+    distributor = distributor_of("Prioritized", None,
+                                 [{"name": "n0", "resources": {"cpu": 4}}])
+    distributor.attempt_assign_loads([{"name": "w0", "requirements": {"cpu": 1},
+                                       "aversion_groups": ["a"]}])
+    pending = Workload.from_list([{"name": "p0", "requirements": {"cpu": 1},
+                                   "aversion_groups": ["a"]},
+                                  {"name": "p1", "requirements": {"cpu": 8}}])
+    search = search_of(distributor, pending, [{"name": "t", "resources": {"cpu": 8}}])
+    assert not search.joins_last
+    assert search.left_on_new((0,)) == []
+    with mock.patch.object(planning._Search, "left_on_new") as shortcut:
+        assert search.missing((0,)) == 1
+    shortcut.assert_not_called()
