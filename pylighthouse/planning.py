@@ -574,14 +574,11 @@ class _Search:
                    if all(self.hosts(index, load) for load in self.waiting)]
         bounds = {index: self.bound([index]) for index in hosting}
         found: Dict[int, Mix] = {}
-        fewest: Optional[int] = None  # (the fewest nodes that placed everything)
         for index in sorted(hosting, key=lambda index: (bounds[index], index)):
-            if fewest is not None and bounds[index] > fewest:
+            cap = self.capped_at(list(found.values()), ceiling)
+            if cap < ceiling and bounds[index] > cap:
                 continue  # (it needs more nodes than a plan that places everything)
-            mix = found[index] = self.count_up(
-                index, ceiling if fewest is None else min(ceiling, fewest))
-            if not self.missing(mix) and (fewest is None or len(mix) < fewest):
-                fewest = len(mix)
+            found[index] = self.count_up(index, cap)
         return [found[index] for index in hosting if index in found]
 
     def count_up(self, index: int, ceiling: int, leap: bool = True) -> Mix:

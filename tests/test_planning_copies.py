@@ -352,3 +352,20 @@ def test_with_an_aversion_group_pending_each_set_of_new_nodes_is_a_trial():
     with mock.patch.object(planning._Search, "left_on_new") as shortcut:
         assert search.missing((0,)) == 1
     shortcut.assert_not_called()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_while_no_count_places_everything_every_template_is_counted(strategy):
+    """Within one new node (a cap of one), neither template places the four
+    workloads of 4 cpu and 2 mem: both are counted, although the lower
+    bound of each (two) is above the cap, as the best of plans that all
+    leave work waiting may be either's."""
+    distributor = distributor_of(strategy, {"cpu": 1, "mem": 1}, [])
+    pending = Workload.from_list([{"name": f"p{at}", "requirements": {"cpu": 4, "mem": 2}}
+                                  for at in range(4)])
+    templates = [{"name": "wide", "resources": {"cpu": 16, "mem": 4}, "cost": 2},
+                 {"name": "square", "resources": {"cpu": 8, "mem": 8}, "cost": 1}]
+    search = search_of(distributor, pending, templates)
+    plans = search.each_alone(1)
+    assert plans == every_template_counted(search, 1) == [(0,), (1,)]
+    assert [search.missing(mix) for mix in plans] == [2, 2]
