@@ -26,7 +26,7 @@ from .collector import paused
 from .errors import (DuplicateNameError, InvalidInputError, InvalidTypeError,
                      ReentrantCallError, UnknownNameError, json_path, shown)
 from .explain import Explanation, RefusalTally, shape_of
-from .fit import CORDONED, MISSING, Reason, count_below, reason_of
+from .fit import CORDONED, MISSING, Reason, below_zero, reason_of
 from .index import NodeIndex, NodeOrder, RubricOrder
 from .model import Node, Workload, check_fields, check_flag, check_name
 from .nowhere import nowhere_lines
@@ -55,11 +55,11 @@ class _Slot:
         self.node = node
         self.name = node.name
         self.remaining: Dict[str, Decimal] = dict(node.resources)
-        #: How many of its resources have less than zero left (wards, and
+        #: Its resources with less than zero left (wards, shortcomings, and
         #: what immune workloads overdrew): the fit rule's search check reads
-        #: this instead of every quantity of the node (see
+        #: these instead of every quantity of the node (see
         #: :func:`~pylighthouse.fit.takes`).
-        self.below = count_below(self.remaining)
+        self.below: Set[str] = below_zero(self.remaining)
         self.workloads: Dict[str, Workload] = {}
         self.groups: Counter[str] = Counter()
         self.cordoned = False
@@ -409,7 +409,7 @@ def _put_back(slot: _Slot, saved: _Saved) -> None:
     (its cordon is the caller's to put back)."""
     remaining, workloads, groups, _ = saved
     slot.remaining = remaining
-    slot.below = count_below(remaining)
+    slot.below = below_zero(remaining)
     slot.workloads = workloads
     slot.groups = Counter(groups)
 
@@ -1289,9 +1289,9 @@ class Distributor:
             if needed < ZERO:
                 grew = True
                 if left < ZERO <= now:
-                    slot.below -= 1
+                    slot.below.discard(key)
             elif left < needed and left >= ZERO:  # (now below zero: an immune workload)
-                slot.below += 1
+                slot.below.add(key)
         if self._index is not None and before:
             self._index.changed(slot, before, grew)
         slot.workloads[workload.name] = workload
@@ -1334,9 +1334,9 @@ class Distributor:
             if needed > ZERO:
                 grew = True
                 if left < ZERO <= now:
-                    slot.below -= 1
+                    slot.below.discard(key)
             elif now < ZERO <= left:  # (a negative requirement given back)
-                slot.below += 1
+                slot.below.add(key)
         if self._index is not None and before:
             self._index.changed(slot, before, grew)
         for group in workload.aversion_groups:

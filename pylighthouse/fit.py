@@ -7,9 +7,9 @@ columns of nodes at once, to count why a workload fits nowhere; a
 differential test holds it to :func:`check_fit`.
 """
 from decimal import Decimal
-from itertools import repeat
+from itertools import compress, repeat
 from operator import lt
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import AbstractSet, Any, Dict, Mapping, Optional, Set, Tuple, Union
 
 import attr
 
@@ -156,30 +156,41 @@ def count_below(remaining: Mapping[str, Decimal]) -> int:
     return sum(map(lt, remaining.values(), repeat(ZERO)))
 
 
+def below_zero(remaining: Mapping[str, Decimal]) -> Set[str]:
+    """The resources of ``remaining`` below zero, found in C: what
+    :func:`takes` reads of a node beyond the resources asked for. O(number
+    of node resources)."""
+    return set(compress(remaining, map(lt, remaining.values(), repeat(ZERO))))
+
+
 def takes(remaining: Mapping[str, Decimal], workload: Workload,
-          below: Optional[int] = None) -> bool:
+          below: Optional[AbstractSet[str]] = None) -> bool:
     """Whether :func:`first_refusal` finds nothing, for a search, which needs
     no refusal: every resource asked for is there, with enough left or
     immune to, and no other is below zero unless immune to (a resource not
     asked for, a tag of the node, say, with zero or more left, refuses
-    nothing). The resources not asked for are read only when some are
-    below zero: ``below``, their count (:func:`count_below`), as the
-    distributor keeps it per node, else counted here in C. A node bearing
-    dozens of labels costs a workload asking for three resources three
-    checks in Python, not one per label. The same answer as the rule's,
-    always. O(number of requirements) in Python, plus, without ``below``,
-    O(number of node resources) in C; O(number of node resources) in
-    Python where some resource is below zero."""
+    nothing). Of the resources not asked for, only those below zero are
+    read: ``below``, their names (:func:`below_zero`), as the distributor
+    keeps them per node, else found here in C. A node bearing dozens of
+    labels, or hundreds of devices and a shortcoming, costs a workload
+    asking for three resources three checks in Python, plus one per
+    resource below zero, not one per label. The same answer as the rule's,
+    always. O(number of requirements + resources below zero) in Python,
+    plus, without ``below``, O(number of node resources) in C."""
     requirements = workload.requirements
     immunities = workload.immunities
     for key, needed in requirements.items():
         left = remaining.get(key)
         if left is None or left < needed and key not in immunities:
             return False
-    if not (count_below(remaining) if below is None else below):
-        return True
-    for key, left in remaining.items():  # (some resource is below zero)
-        if left < ZERO and key not in requirements and key not in immunities:
+    if below is None:
+        if not count_below(remaining):
+            return True
+        below = below_zero(remaining)
+    # (one asked for was compared above: with less left than asked, it
+    # refused unless immune)
+    for key in below:
+        if key not in requirements and key not in immunities:
             return False
     return True
 

@@ -9,8 +9,8 @@ from hypothesis import given
 from pylighthouse import (Node, PrioritizedDistributor, Workload, plan_scale_down,
                           plan_scale_up)
 from pylighthouse.errors import InvalidInputError, InvalidTypeError, LighthouseException
-from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, check_fit,
-                              first_refusal, fits, takes)
+from pylighthouse.fit import (INSUFFICIENT, MISSING, NOT_TOLERATED, Reason, below_zero,
+                              check_fit, first_refusal, fits, takes)
 from reference import Load, Machine
 from reference import fits as reference_fits
 from instances import node_specs, workload_specs
@@ -88,10 +88,34 @@ def test_the_search_check_answers_as_the_rule_does(node, workload):
     # with zero in C: it must say yes exactly where the rule finds nothing)
     remaining, load = Node.from_dict(node).resources, Workload.from_dict(workload)
     assert takes(remaining, load) == (first_refusal(remaining, load) is None)
-    # (and given the count of resources below zero, as the index keeps it
+    # (and given the resources below zero, as the distributor keeps them
     # per node)
-    below = sum(left < 0 for left in remaining.values())
+    below = {key for key, left in remaining.items() if left < 0}
+    assert below_zero(remaining) == below
     assert takes(remaining, load, below) == (first_refusal(remaining, load) is None)
+
+
+def test_the_search_check_reads_the_resources_below_zero_it_is_given():
+    # (a node with hundreds of labels and a shortcoming, whose cpu an
+    # immune workload then overdrew: the check reads what is below zero)
+    labels = {f"label-{index}": 0 for index in range(300)}
+    remaining = dict(Node("n", {"cpu": 4, **labels, "spiders": -1}).resources)
+    below = below_zero(remaining)
+    assert below == {"spiders"}
+    assert not takes(remaining, Workload("w", requirements={"cpu": 1}), below)
+    assert takes(remaining, Workload("w", requirements={"cpu": 1}, immunities=["spiders"]),
+                 below)
+    assert takes(remaining, Workload("w", requirements={"cpu": 1, "spiders": -1}), below)
+    assert not takes(remaining, Workload("w", requirements={"spiders": 1},
+                                         immunities=["cpu"]), below)
+    remaining["cpu"] = Decimal(-1)
+    below = below_zero(remaining)
+    assert below == {"spiders", "cpu"}
+    immune = Workload("w", requirements={"label-3": 0}, immunities=["spiders"])
+    assert not takes(remaining, immune, below)
+    assert first_refusal(remaining, immune) is not None
+    assert takes(remaining, Workload("w", requirements={"label-3": 0},
+                                     immunities=["spiders", "cpu"]), below)
 
 
 def test_the_search_check_sees_resources_below_zero_that_are_not_asked_for():

@@ -116,9 +116,9 @@ def check_index(distributor):
         assert [s.name for s in order] == list(distributor._slots)
         assert index._order == [s.key for s in order]
     assert len(index) == len(order) == len(distributor._slots)
-    # (each node's count of resources below zero, which the search's fit
-    # check reads instead of its quantities, is exact)
-    assert all(s.below == sum(left < 0 for left in s.remaining.values())
+    # (each node's resources below zero, which the search's fit check reads
+    # instead of its quantities, are exactly those)
+    assert all(s.below == {key for key, left in s.remaining.items() if left < 0}
                for s in distributor._slots.values())
     assert all(index.rank(slot) == at for at, slot in enumerate(order))
     seen = set()

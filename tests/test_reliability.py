@@ -131,7 +131,7 @@ def check_rolls_back(strategy, call, plant):
         assert distributor.to_dict() == before, (call, count)
         assert distributor.node_states() == untouched.node_states()
         # (and what the distributor counts of them: its resources below zero)
-        assert all(slot.below == sum(left < 0 for left in slot.remaining.values())
+        assert all(slot.below == {key for key, left in slot.remaining.items() if left < 0}
                    for slot in distributor._slots.values()), (call, count)
         for step in AFTERWARDS:
             assert step(distributor) == step(untouched), (call, count)
