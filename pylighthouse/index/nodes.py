@@ -32,8 +32,8 @@ The interface a strategy uses (all a distributor calls):
   ``bearers``.
 
 A slot is any object with ``name``, ``node`` (its capacity in
-``node.resources``), ``remaining``, ``below`` (its count of resources
-below zero, see :func:`pylighthouse.fit.count_below`), ``groups`` (a
+``node.resources``), ``remaining``, ``below`` (the set of its resources
+below zero, see :func:`pylighthouse.fit.below_zero`), ``groups`` (a
 Counter of aversion groups), ``cordoned`` and a writable ``key``, which the
 index sets to the node's order key. A copied or pickled distributor builds
 its index anew from its snapshot.

@@ -48,9 +48,9 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    ones, see :meth:`.nodes.NodeIndex._by_columns`), else ask the fit rule,
    :func:`pylighthouse.fit.takes` (the answer of
    :func:`~pylighthouse.fit.check_fit`, without its argument checks and
-   reason, and with the node's resources not asked for read only when
-   the node's count of resources below zero, ``below``, kept by the
-   distributor, is not zero: a node's labels cost nothing each). The
+   reason, and of the node's resources not asked for reading only those
+   below zero, ``below``, whose names the distributor keeps: a node's
+   labels cost nothing each). The
    first yes is the answer.
 
 A vector never searched for before starts after the run of blocks that
