@@ -149,13 +149,6 @@ def first_refusal(remaining: Mapping[str, Decimal],
     return None
 
 
-def count_below(remaining: Mapping[str, Decimal]) -> int:
-    """How many of ``remaining`` are below zero (wards, and what immune
-    workloads overdrew): the only resources not asked for that can refuse
-    a workload. Counted in C. O(number of node resources)."""
-    return sum(map(lt, remaining.values(), repeat(ZERO)))
-
-
 def below_zero(remaining: Mapping[str, Decimal]) -> Set[str]:
     """The resources of ``remaining`` below zero, found in C: what
     :func:`takes` reads of a node beyond the resources asked for. O(number
@@ -184,8 +177,6 @@ def takes(remaining: Mapping[str, Decimal], workload: Workload,
         if left is None or left < needed and key not in immunities:
             return False
     if below is None:
-        if not count_below(remaining):
-            return True
         below = below_zero(remaining)
     # (one asked for was compared above: with less left than asked, it
     # refused unless immune)

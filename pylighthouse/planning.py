@@ -338,14 +338,17 @@ class _Search:
         # see :meth:`_key`)
         self.unordered = distributor.strategy == "BinPack" and \
             len({template.prefix for template in templates}) == len(templates)
-        # (per mix: the hostable workloads it leaves waiting, and all of them)
-        self._missing: Dict[Mix, Tuple[int, int]] = {}
+        # (per mix: the hostable workloads it leaves waiting, all of them,
+        # and their names)
+        self._missing: Dict[Mix, Tuple[int, int, List[str]]] = {}
         result = self.run(())
-        self.waiting = [load for load in loads if result[load.name] is None]
-        self.homeless = {load.name: self._homeless_reason(load) for load in self.waiting
+        # (every workload waiting without new nodes, in order)
+        self.unplaced = [load for load in loads if result[load.name] is None]
+        self.homeless = {load.name: self._homeless_reason(load) for load in self.unplaced
                          if not any(self.hosts(index, load)
                                     for index in range(len(templates)))}
-        self.waiting = [load for load in self.waiting if load.name not in self.homeless]
+        # (and of those, the ones some template hosts)
+        self.waiting = [load for load in self.unplaced if load.name not in self.homeless]
         # (of those, the ones an open node could take with the room it has
         # now: they wait because other pending work took that room first,
         # which new nodes may draw away; see :meth:`unstick`)
@@ -362,8 +365,6 @@ class _Search:
         # :meth:`grow` and :meth:`leap`)
         self.joins_last = self.base.strategy == "Prioritized" \
             and not any(load.aversion_groups for load in loads)
-        # (every workload waiting without new nodes, in order)
-        self.unplaced = [load for load in loads if result[load.name] is None]
         self._needs = _needs(loads, self.homeless, self.free)
 
     # ------------------------------------------------------------ trials
@@ -413,6 +414,16 @@ class _Search:
     def missing(self, mix: Sequence[int], every: bool = False) -> int:
         """How many hostable pending workloads ``mix`` leaves unplaced; with
         ``every``, how many pending workloads, hostable or not."""
+        hostable, pending, _ = self._left(mix)
+        return pending if every else hostable
+
+    def left_by(self, mix: Sequence[int]) -> List[str]:
+        """The names of the pending workloads ``mix`` leaves unplaced."""
+        return self._left(mix)[2]
+
+    def _left(self, mix: Sequence[int]) -> Tuple[int, int, List[str]]:
+        """What a trial of ``mix`` leaves waiting (see :attr:`_missing`),
+        found once per mix."""
         key = self._key(mix)
         if key not in self._missing:
             if self.joins_last and key:
@@ -421,8 +432,8 @@ class _Search:
                 result = self.run(key)
                 waiting = [load.name for load in self.loads if result[load.name] is None]
             self._missing[key] = (sum(1 for name in waiting if name not in self.homeless),
-                                  len(waiting))
-        return self._missing[key][1 if every else 0]
+                                  len(waiting), waiting)
+        return self._missing[key]
 
     def left_on_new(self, mix: Mix) -> List[str]:
         """The names of the pending workloads that the nodes of ``mix`` leave
@@ -607,8 +618,8 @@ class _Search:
     def leap(self, index: int, start: int, ceiling: int) -> Optional[Mix]:
         """:meth:`count_up` for Prioritized with no aversion group pending:
         the mix the count from ``start`` up to ``ceiling`` would choose,
-        found from the trial of ``start`` nodes, one placement of what it
-        leaves waiting, and one check (:meth:`missing`, a placement on the
+        found from what ``start`` nodes leave waiting (:meth:`left_by`), one
+        placement of it, and one check (:meth:`missing`, a placement on the
         new nodes alone: see :meth:`left_on_new`; ``None`` if the check
         fails: the caller then counts up).
 
@@ -625,13 +636,14 @@ class _Search:
         hostable workload went to is the first that leaves the fewest
         waiting. (An aversion group breaks this: a workload that found
         only nodes hosting its group would take a new node instead.)
-        O(P + W x N x R) for each of the two trials.
+        O(P + W x N x R) for the trial of ``start`` nodes (that of
+        :meth:`missing`, known) and for the check.
         """
         mix = (index,) * start
         if not self.missing(mix):
             return mix
-        result = self.run(mix)
-        left = [load for load in self.loads if result[load.name] is None]
+        stayed = set(self.left_by(mix))
+        left = [load for load in self.loads if load.name in stayed]
         fresh = self.nodes((index,) * ceiling)[start:]
         placed = PrioritizedDistributor(fresh).attempt_assign_loads(left)
         at = {node.name: number for number, node in enumerate(fresh, 1)}
