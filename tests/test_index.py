@@ -2110,13 +2110,39 @@ def test_joint_columns_are_made_where_searches_meet_many_refusing_blocks(mix, ma
     sys_path_benchmarks()
     import mixes
     nodes, workloads = mixes.problem(mix, 400, 4000)
-    fast = make("Prioritized", nodes, mixes.RUBRIC, True, 64, "adaptive")
+    fast = make("Prioritized", nodes, mixes.RUBRIC, True, 64, "adaptive", "library")
     plain = make("Prioritized", nodes, mixes.RUBRIC, False)
     assert fast.attempt_assign_loads(workloads) == plain.attempt_assign_loads(workloads)
     assert joint_of(fast) == {frozenset(): made}
     nodes_class = fast._index._classes[frozenset()]
     # Kept columns are never reviewed again; without them, reviews go on.
     assert (nodes_class.countdown < 0) == (made is not None)
+    check_index(fast)
+
+
+@pytest.mark.parametrize("mix, strategy", [("all", "Prioritized"), ("types", "BinPack")])
+def test_a_short_run_of_refusing_blocks_makes_no_joint_columns(mix, strategy):
+    """As the library does: on these mixes the searches of a window meet one
+    to three refusing blocks a search for a while as the cluster fills, then
+    fewer. Joint columns made then would be kept, and kept up to date at
+    every placement, to the end of the run, costing more than the looks
+    they save: no class makes them. Decisions are the plain scan's."""
+    sys_path_benchmarks()
+    import mixes
+    nodes, workloads = mixes.problem(mix, 400, 4000)
+    rates = []
+    review = index_nodes.review_joint
+
+    def reviewed(nodes_class, *args):
+        rates.append(nodes_class.wasted / nodes_class.period if nodes_class.period else 0.0)
+        return review(nodes_class, *args)
+
+    fast = make(strategy, nodes, mixes.RUBRIC, True, None, "adaptive", "library")
+    plain = make(strategy, nodes, mixes.RUBRIC, False)
+    with mock.patch.object(index_nodes, "review_joint", reviewed):
+        assert fast.attempt_assign_loads(workloads) == plain.attempt_assign_loads(workloads)
+    assert 1.0 <= max(rates) < plans.JOINT_WASTE
+    assert set(joint_of(fast).values()) == {None}
     check_index(fast)
 
 

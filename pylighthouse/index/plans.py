@@ -130,12 +130,14 @@ MASKED = "masked"
 #: searches, the searches looked inside at least ``JOINT_WASTE`` blocks that
 #: refused, a search on average, and kept if the next window looks inside
 #: ``JOINT_GAIN`` fewer a search, or under half as many (:func:`review_joint`).
-#: Counted in machine instructions, keeping the joint columns up to date
-#: costs about as much a placement as three quarters of a refusing block
-#: looked inside.
+#: Timed end to end, keeping the joint columns (and the masked columns made
+#: from them) up to date costs a placement about as much as two or three
+#: refusing blocks looked inside: with lower thresholds, a class that met a
+#: passing run of one or two refusing blocks a search, as a cluster fills,
+#: made them and kept them to the end of the run, 10 to 15% slower.
 JOINT_WINDOW = 256
-JOINT_WASTE = 1.0
-JOINT_GAIN = 0.75
+JOINT_WASTE = 3.0
+JOINT_GAIN = 2.25
 #: Classes of at most this many nodes never make joint columns.
 JOINT_SIZE = FEW
 #: A class changes the lead of the sieves of shapes asking for the same
