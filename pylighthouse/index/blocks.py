@@ -197,9 +197,9 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
     """
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
-                 "versions", "clock", "refusals", "countdown", "wasted", "members", "period",
-                 "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted", "held",
-                 "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
+                 "versions", "clock", "refusals", "countdown", "wasted", "changes", "members",
+                 "period", "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted",
+                 "held", "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
                  "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans",
                  "masks", "asked", "spread")
@@ -223,14 +223,17 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         self.start_derived()  # (no joint, masked or set column yet)
         # Whether to make joint columns is reviewed when ``countdown`` searches of the
         # class have run down (see :func:`.plans.review_joint`): ``wasted``
-        # counts the blocks those searches looked inside and found refusing.
+        # counts the blocks those searches looked inside and found refusing,
+        # ``changes`` the changes to its nodes meanwhile (placements, mostly).
         self.countdown = 1
         self.wasted = 0
+        self.changes = 0
         # (moves whenever a node joins or leaves the class: what its
         # ``bearers`` say may have changed)
         self.members = 0
         self.period = 0  # (the searches counted in ``wasted``)
-        # (on trial: refusing blocks a search in the window before it)
+        # (on trial: the refusing blocks of the window before it, per search or
+        # per change, whichever were more)
         self.trial: Optional[float] = None
         self.patience = 1  # (windows to wait before the next trial)
         # Each block's version: a number of this class's clock, never given

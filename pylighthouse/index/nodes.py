@@ -284,6 +284,7 @@ class NodeIndex(KeptOrders):
         up). O(log N + k) mostly, O(C x L) when the node moves in the
         order."""
         nodes = self._home[slot.name]
+        nodes.changes += 1
         index, position = nodes.locate(slot.key)
         grew = grew and not slot.cordoned
         if grew:

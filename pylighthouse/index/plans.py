@@ -128,13 +128,19 @@ JOINT = "joint"
 MASKED = "masked"
 #: A class's joint columns are tried when, over a window of this many of its
 #: searches, the searches looked inside at least ``JOINT_WASTE`` blocks that
-#: refused, a search on average, and kept if the next window looks inside
-#: ``JOINT_GAIN`` fewer a search, or under half as many (:func:`review_joint`).
-#: Timed end to end, keeping the joint columns (and the masked columns made
-#: from them) up to date costs a placement about as much as two or three
-#: refusing blocks looked inside: with lower thresholds, a class that met a
-#: passing run of one or two refusing blocks a search, as a cluster fills,
-#: made them and kept them to the end of the run, 10 to 15% slower.
+#: refused for each search or each change to the class's nodes (a
+#: placement, mostly), whichever there were more of, and kept if the next
+#: window looks inside ``JOINT_GAIN`` fewer, or under half as many, counted
+#: the same way (:func:`review_joint`). Timed end to end, keeping the joint
+#: columns (and the masked columns made from them) up to date costs a
+#: change about as much as two or three refusing blocks looked inside.
+#: Where nodes move and workloads come in a few sizes (BinPack), most
+#: placements resume an earlier search, so a window of searches spans
+#: about three times as many changes (up to twenty), each paying for the
+#: columns; counted per search, the looks made the columns there, and the
+#: runs were 6 to 17% slower. Counted per change only, a class of an
+#: over-full cluster, whose searches mostly fail without a change, made
+#: columns that a window of searches ended by the tops then kept.
 JOINT_WINDOW = 256
 JOINT_WASTE = 3.0
 JOINT_GAIN = 2.25
@@ -496,11 +502,13 @@ def review_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: Frozen
     keeps five more columns up to date. So they are made on trial, over the
     two resources the workload asks for with the least left of the class's
     capacity, when the window of :data:`JOINT_WINDOW` searches just ended
-    looked inside at least :data:`JOINT_WASTE` blocks that refused a search
-    on average; they are kept if the next window looks inside
-    :data:`JOINT_GAIN` fewer a search, or under half as many, else dropped and
-    tried again after a wait that grows fourfold each time; never in a
-    class of at most :data:`JOINT_SIZE` nodes. ``policy``: these four, from
+    looked inside at least :data:`JOINT_WASTE` blocks that refused for each
+    of its searches or each change to the class's nodes in it, whichever
+    there were more of (each change would have paid for keeping the
+    columns); they are kept if the next window looks inside
+    :data:`JOINT_GAIN` fewer, counted the same way, or under half as many,
+    else dropped and tried again after a wait that grows fourfold each
+    time; never in a class of at most :data:`JOINT_SIZE` nodes. ``policy``: these four, from
     :func:`joint_policy` (``JOINT_WASTE`` 0 makes the columns at the first
     search, ``JOINT_GAIN`` minus infinity keeps them).
 
@@ -508,7 +516,8 @@ def review_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: Frozen
     else."""
     window, waste, gain, size = policy
     period = nodes.period
-    rate = nodes.wasted / period if period else 0.0
+    rate = nodes.wasted / max(nodes.changes, period) if period else 0.0
+    nodes.changes = 0
     changed = False
     if nodes.joint is None:
         if (period or not waste) and rate >= waste and nodes.size > size:
