@@ -137,10 +137,11 @@ MASKED = "masked"
 #: Where nodes move and workloads come in a few sizes (BinPack), most
 #: placements resume an earlier search, so a window of searches spans
 #: about three times as many changes (up to twenty), each paying for the
-#: columns; counted per search, the looks made the columns there, and the
-#: runs were 6 to 17% slower. Counted per change only, a class of an
-#: over-full cluster, whose searches mostly fail without a change, made
-#: columns that a window of searches ended by the tops then kept.
+#: columns; counted per search, the looks made the columns there, and
+#: runs without them take 6 to 12% less time. Counted per change only, a
+#: class of an over-full cluster, whose searches mostly fail without a
+#: change, made columns that the next window, whose searches looked inside
+#: no block, then kept.
 JOINT_WINDOW = 256
 JOINT_WASTE = 3.0
 JOINT_GAIN = 2.25
@@ -508,9 +509,10 @@ def review_joint(nodes: NodeClass, needed: Mapping[str, Any], immunities: Frozen
     columns); they are kept if the next window looks inside
     :data:`JOINT_GAIN` fewer, counted the same way, or under half as many,
     else dropped and tried again after a wait that grows fourfold each
-    time; never in a class of at most :data:`JOINT_SIZE` nodes. ``policy``: these four, from
-    :func:`joint_policy` (``JOINT_WASTE`` 0 makes the columns at the first
-    search, ``JOINT_GAIN`` minus infinity keeps them).
+    time; never in a class of at most :data:`JOINT_SIZE` nodes.
+    ``policy``: these four, from :func:`joint_policy` (``JOINT_WASTE`` 0
+    makes the columns at the first search, ``JOINT_GAIN`` minus infinity
+    keeps them).
 
     Cost: O(N x R) when the columns are made, O(B x J) when dropped, O(R)
     else."""
