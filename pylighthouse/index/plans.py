@@ -134,14 +134,11 @@ MASKED = "masked"
 #: the same way (:func:`review_joint`). Timed end to end, keeping the joint
 #: columns (and the masked columns made from them) up to date costs a
 #: change about as much as two or three refusing blocks looked inside.
-#: Where nodes move and workloads come in a few sizes (BinPack), most
-#: placements resume an earlier search, so a window of searches spans
-#: about three times as many changes (up to twenty), each paying for the
-#: columns; counted per search, the looks made the columns there, and
-#: runs without them take 6 to 12% less time. Counted per change only, a
-#: class of an over-full cluster, whose searches mostly fail without a
-#: change, made columns that the next window, whose searches looked inside
-#: no block, then kept.
+#: Changes outnumber searches where nodes move and workloads come in a few
+#: sizes (BinPack: most placements resume an earlier search, about three
+#: a search), each paying for the columns; searches outnumber changes
+#: where most fail (an over-full cluster), each having paid for its looks.
+#: HISTORY.rst has the measurements behind the rule.
 JOINT_WINDOW = 256
 JOINT_WASTE = 3.0
 JOINT_GAIN = 2.25
