@@ -2120,6 +2120,32 @@ def test_joint_columns_are_made_where_searches_meet_many_refusing_blocks(mix, ma
     check_index(fast)
 
 
+def placed_with_reviews(strategy, mix, node_count, workload_count):
+    """Place a problem of the benchmark matrix's ``mix`` with the library's
+    index, checking every decision against the plain scan, and read each
+    joint-column review's counts as it is made: the distributor, and per
+    review after a window, the refusing blocks per search and per search
+    or change, whichever were more (the rate the rule weighs)."""
+    sys_path_benchmarks()
+    import mixes
+    nodes, workloads = mixes.problem(mix, node_count, workload_count)
+    per_search, counted = [], []
+    review = index_nodes.review_joint
+
+    def reviewed(nodes_class, *args):
+        if nodes_class.period:
+            per_search.append(nodes_class.wasted / nodes_class.period)
+            counted.append(nodes_class.wasted / max(nodes_class.changes,
+                                                    nodes_class.period))
+        return review(nodes_class, *args)
+
+    fast = make(strategy, nodes, mixes.RUBRIC, True, None, "adaptive", "library")
+    plain = make(strategy, nodes, mixes.RUBRIC, False)
+    with mock.patch.object(index_nodes, "review_joint", reviewed):
+        assert fast.attempt_assign_loads(workloads) == plain.attempt_assign_loads(workloads)
+    return fast, per_search, counted
+
+
 @pytest.mark.parametrize("mix, strategy, least", [("all", "Prioritized", 0.5),
                                                   ("types", "BinPack", 0.1)])
 def test_a_short_run_of_refusing_blocks_makes_no_joint_columns(mix, strategy, least):
@@ -2130,21 +2156,7 @@ def test_a_short_run_of_refusing_blocks_makes_no_joint_columns(mix, strategy, le
     made then would be kept, and kept up to date at every placement, to
     the end of the run, costing more than the looks they save: no class
     makes them. Decisions are the plain scan's."""
-    sys_path_benchmarks()
-    import mixes
-    nodes, workloads = mixes.problem(mix, 400, 4000)
-    rates = []
-    review = index_nodes.review_joint
-
-    def reviewed(nodes_class, *args):
-        if nodes_class.period:
-            rates.append(nodes_class.wasted / max(nodes_class.changes, nodes_class.period))
-        return review(nodes_class, *args)
-
-    fast = make(strategy, nodes, mixes.RUBRIC, True, None, "adaptive", "library")
-    plain = make(strategy, nodes, mixes.RUBRIC, False)
-    with mock.patch.object(index_nodes, "review_joint", reviewed):
-        assert fast.attempt_assign_loads(workloads) == plain.attempt_assign_loads(workloads)
+    fast, _, rates = placed_with_reviews(strategy, mix, 400, 4000)
     assert least <= max(rates) < 1.0 < plans.JOINT_WASTE
     assert set(joint_of(fast).values()) == {None}
     check_index(fast)
@@ -2158,23 +2170,7 @@ def test_refusing_blocks_are_weighed_against_the_changes_that_keep_joint_columns
     change to the class's nodes (more than the searches), each of which
     would pay to keep joint columns up to date: none are made. Decisions
     are the plain scan's."""
-    sys_path_benchmarks()
-    import mixes
-    nodes, workloads = mixes.problem("types", 1000, 10000)
-    per_search, counted = [], []
-    review = index_nodes.review_joint
-
-    def reviewed(nodes_class, *args):
-        if nodes_class.period:
-            per_search.append(nodes_class.wasted / nodes_class.period)
-            counted.append(nodes_class.wasted / max(nodes_class.changes,
-                                                    nodes_class.period))
-        return review(nodes_class, *args)
-
-    fast = make("BinPack", nodes, mixes.RUBRIC, True, None, "adaptive", "library")
-    plain = make("BinPack", nodes, mixes.RUBRIC, False)
-    with mock.patch.object(index_nodes, "review_joint", reviewed):
-        assert fast.attempt_assign_loads(workloads) == plain.attempt_assign_loads(workloads)
+    fast, per_search, counted = placed_with_reviews("BinPack", "types", 1000, 10000)
     assert max(per_search) >= plans.JOINT_WASTE
     assert max(counted) < plans.JOINT_WASTE
     assert set(joint_of(fast).values()) == {None}
