@@ -26,7 +26,13 @@ and changes one thing:
   on a few nodes; 3 workloads in 4 ask for one or two kinds that some node
   has together (1 of each);
 * ``all``: shapes, scarce, groups40, decimals and pinned together, with a
-  ward on 1 node in 13 and an immunity to it on 1 workload in 50.
+  ward on 1 node in 13 and an immunity to it on 1 workload in 50;
+* ``labels``: labels that many nodes share, as a cloud's clusters carry
+  them (tags, capacity 0): every node in one of three zones and of one
+  of twelve instance types, half of them with ``ssd``, 3 in 10 with
+  ``spot``; 3 workloads in 10 ask for a zone, 1 in 10 for an instance
+  type, 1 in 10 for ``ssd`` in a zone. Added after the index was written,
+  as a check on a case it was not tuned for.
 
 :func:`oversubscribed` asks three times as much for every workload, so
 that many find no node whatever the mix. :func:`strip` turns a problem
@@ -52,6 +58,8 @@ EXTRAS = ("nvme", "fpga", "licence")
 KINDS = ("gpu-a", "gpu-b", "fpga-x", "nvme-x", "licence-a", "licence-b", "hbm", "iops",
          "net")
 DEVICES = 200
+ZONES = ("zone-a", "zone-b", "zone-c")
+INSTANCE_TYPES = tuple(f"type-{index:02d}" for index in range(12))
 
 MIXES = {
     "types": set(),
@@ -66,6 +74,7 @@ MIXES = {
     "kinds": {"kinds"},
     "devices": {"devices"},
     "all": {"shapes", "scarce", "groups40", "decimals", "hostname", "pinned", "ward"},
+    "labels": {"labels"},
 }
 
 
@@ -111,6 +120,13 @@ def _node(rng: random.Random, features: Any, name: str) -> Dict[str, Any]:
             resources[f"device-{kind:03d}"] = rng.randint(2, 8)
     if "hostname" in features:
         resources[f"host-{name}"] = 0
+    if "labels" in features:
+        resources[rng.choice(ZONES)] = 0
+        resources[rng.choice(INSTANCE_TYPES)] = 0
+        if rng.random() < 0.5:
+            resources["ssd"] = 0
+        if rng.random() < 0.3:
+            resources["spot"] = 0
     if "ward" in features and rng.random() < 1 / 13:
         resources["dedicated"] = -math.inf
     return {"name": name, "resources": resources}
@@ -131,6 +147,15 @@ def _workload(rng: random.Random, features: Any, name: str,
     if "kinds" in features:
         for kind in rng.sample(KINDS, rng.randrange(0, 4)):
             requirements[kind] = rng.randrange(1, 4)
+    if "labels" in features:
+        draw = rng.random()
+        if draw < 0.3:
+            requirements[rng.choice(ZONES)] = 0
+        elif draw < 0.4:
+            requirements[rng.choice(INSTANCE_TYPES)] = 0
+        elif draw < 0.5:
+            requirements["ssd"] = 0
+            requirements[rng.choice(ZONES)] = 0
     if "pinned" in features and nodes and rng.random() < 0.1:
         requirements[f"host-{rng.choice(nodes)}"] = 0
     if "groups40" in features and rng.random() < 0.25:

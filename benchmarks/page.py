@@ -6,7 +6,7 @@ Run from the repository root::
 
 prints the page's two tables (workloads a second with features cost and
 growth; answer over placement), each cell Prioritized / RoundRobin /
-BinPack / BestFit. The test suite checks that the tables on
+BinPack / BestFit, one line per mix the rows measured. The test suite checks that the tables on
 ``docs/performance.rst`` are the ones these rows give, so the page cannot
 drift from the rows published beside it.
 """
@@ -15,9 +15,10 @@ import sys
 from typing import Any, Dict, List, Sequence, Tuple
 
 STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
-#: The page's order of the mixes: the base, then a feature at a time, then all.
+#: The page's order of the mixes: the base, then a feature at a time, then
+#: all, then the mixes added later (a table shows those its rows have).
 MIXES = ("types", "shapes", "scarce", "groups40", "groups4000", "over", "decimals",
-         "hostname", "pinned", "kinds", "devices", "all")
+         "hostname", "pinned", "kinds", "devices", "all", "labels")
 Rows = Sequence[Dict[str, Any]]
 
 
@@ -27,6 +28,12 @@ def _sizes(rows: Rows) -> List[str]:
 
 def _cells(rows: Rows) -> Dict[Tuple[str, str, str], Dict[str, Any]]:
     return {(row["mix"], row["size"], row["strategy"]): row for row in rows}
+
+
+def _mixes(rows: Rows) -> List[str]:
+    """The mixes ``rows`` measured, in the page's order."""
+    measured = {row["mix"] for row in rows}
+    return [mix for mix in MIXES if mix in measured]
 
 
 def _grid(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
@@ -54,7 +61,7 @@ def speeds(rows: Rows) -> str:
             f"features cost at {large.split('x')[0]}",
             f"growth {int(small.split('x')[0]) // 1000}k to {int(large.split('x')[0]) // 1000}k"]
     body = []
-    for mix in MIXES:
+    for mix in _mixes(rows):
         entries = [f"``{mix}``"]
         for size in sizes:
             entries.append(" / ".join(f"{cells[mix, size, name]['per_s'] / 1000:.0f}k"
@@ -72,7 +79,7 @@ def answers(rows: Rows) -> str:
     sizes, cells = _sizes(rows), _cells(rows)
     head = ["mix", *(size.split("x")[0] for size in sizes)]
     body = [[f"``{mix}``", *(_four([cells[mix, size, name]["answer"] for name in STRATEGIES], ".1f")
-                             for size in sizes)] for mix in MIXES]
+                             for size in sizes)] for mix in _mixes(rows)]
     return _grid(head, body)
 
 

@@ -186,6 +186,21 @@ def test_the_matrix_mixes_are_seeded_and_have_their_features():
     assert {len(kinds) for kinds in asked} == {0, 1, 2}
     assert 1300 < sum(map(bool, asked)) < 1700
     assert all(any(kinds <= having for having in held) for kinds in asked)
+    # ``labels``: a zone and an instance type on every node, ssd on about
+    # half; half the workloads ask for labels, each borne by some node
+    nodes, workloads = mixes.problem("labels", 400, 2000)
+    labels = set(mixes.ZONES) | set(mixes.INSTANCE_TYPES) | {"ssd", "spot"}
+    for node in nodes:
+        borne = {key for key, value in node["resources"].items() if value == 0}
+        assert borne <= labels
+        assert len(borne & set(mixes.ZONES)) == len(borne & set(mixes.INSTANCE_TYPES)) == 1
+    assert 150 < sum("ssd" in n["resources"] for n in nodes) < 250
+    asked = [set(w["requirements"]) & labels for w in workloads]
+    assert 850 < sum(map(bool, asked)) < 1150
+    assert sum(len(keys) == 2 for keys in asked) > 100
+    assert all(any(keys <= set(n["resources"]) for n in nodes) for keys in asked)
+    assert all(set(n["resources"]) <= {"cpu", "mem", "disk"}
+               for n in mixes.strip((nodes, workloads))[0])
 
 
 def test_a_tiny_matrix_run_reports_every_figure(capsys, monkeypatch):

@@ -1589,6 +1589,38 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept, scan=scan)
 
 
+@settings(max_examples=6, deadline=None)
+@given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
+       load=st.sampled_from([4, 16]))
+def test_labels_asked_for_get_no_masked_column(strategy, seed, load):
+    """Labels that many nodes share (zones, instance types: tags of
+    capacity 0, the ``labels`` mix), asked for by half the workloads, and a
+    counted device on part of the nodes: where nodes move at every
+    placement, a sieve for the device is led by its masked column, but a
+    label, asked for none of, gets none (its threshold there would be zero:
+    the label's own column passes the same nodes). Step by step, every
+    decision and state is the reference's (BestFit's its twin's)."""
+    sys_path_benchmarks()
+    import mixes
+    rng = random.Random(seed)
+    nodes, workloads = mixes.problem("labels", 160, 480, seed=seed)
+    for node in nodes[::2]:
+        node["resources"]["gpu"] = rng.randint(1, 4)
+    for spec in workloads[::7]:
+        spec["requirements"]["gpu"] = 1
+    fast = make(strategy, nodes, mixes.RUBRIC, True, load)
+    reference = BestFitReference(nodes, None) if strategy == "BestFit" \
+        else Reference(strategy, nodes, mixes.RUBRIC)
+    for at in range(0, 480, 120):
+        operation = ("assign", workloads[at:at + 120])
+        assert run(operation, fast) == run_reference(operation, reference), at
+        assert_same_state(fast, reference)
+        check_index(fast)
+    (nodes_class,) = fast._index._classes.values()
+    assert set(nodes_class.masked) == {"gpu"}
+    assert set(nodes_class.columns) & set(mixes.ZONES)  # (labels sieved on their own)
+
+
 def crowded_kinds(seed, count, loads):
     """Nodes bearing most of six kinds of device (a node with room left of
     cpu has often used up a kind), one kind on a few nodes only, and

@@ -218,7 +218,7 @@ class Entry:
         self.last_sieve: List[Tuple[Any, float]] = []
         # (what :meth:`complete` needs to make the pairs of an entry made
         # without them, see :func:`_entry`; ``None`` once they are made)
-        self.pending: Optional[Tuple[Tuple[str, ...], FrozenSet[str], bool]] = None
+        self.pending: Optional[Tuple[Mapping[str, Any], FrozenSet[str], bool]] = None
         # (the resources asked for whose columns were put off, see
         # :func:`deferrable`: nodes lacking them, or short of them, are
         # found so by :func:`~pylighthouse.fit.takes`)
@@ -339,8 +339,8 @@ class Entry:
         the index makes its plans again when the last node having one
         leaves.) O(R)."""
         assert self.pending is not None
-        names, immunities, masking = self.pending
-        full = _entry(self.nodes, dict.fromkeys(names), immunities, masking, False)
+        needed, immunities, masking = self.pending
+        full = _entry(self.nodes, needed, immunities, masking, False)
         assert full is not None
         self.pending = None
         self.pairs, self.kinds_last, self.settable = full.pairs, full.kinds_last, full.settable
@@ -676,7 +676,7 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     if together is not None and defer:
         entry = Entry(nodes, [], None, wards, holding)
         entry.together = together
-        entry.pending = (names, immunities, masking)
+        entry.pending = (needed, immunities, masking)
         entry.later = later
         return entry
     pairs: List[Tuple[Any, Any]] = []
@@ -698,12 +698,16 @@ def _entry(nodes: NodeClass, needed: Mapping[str, Any],
     if partial:
         pairs = partial + [pair for pair in pairs if pair not in partial]
         # (the one fewest nodes have, masked by the joint columns, leads:
-        # see :meth:`~.derived.DerivedColumns.mask`)
-        name, fixed = partial[0]
-        if masking and fixed is None and nodes.joint is not None \
+        # see :meth:`~.derived.DerivedColumns.mask`; of those asked for
+        # more than none: a tag's masked column would pass the nodes
+        # having the tag, as the tag's own column does, and every node
+        # having it would keep one more column up to date at each placement)
+        masked: Optional[str] = next((key for key, fixed in partial
+                                      if fixed is None and needed[key] > 0), None)
+        if masking and masked is not None and nodes.joint is not None \
                 and len(pairs) > len(partial) and pairs[len(partial)][1] is JOINT \
-                and nodes.maskable(name):
-            pairs.insert(0, (nodes.mask(name), MASKED))
+                and nodes.maskable(masked):
+            pairs.insert(0, (nodes.mask(masked), MASKED))
     pairs.extend((key, 0.0) for key in wards)
     for key, fixed in pairs:
         if fixed is not JOINT:
