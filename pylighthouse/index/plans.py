@@ -583,9 +583,10 @@ def _joints(floats: Mapping[str, float], joint: Tuple[Any, ...]) -> List[Tuple[A
 def make_plan(classes: Dict[Any, NodeClass], needed: Mapping[str, Any],
               immunities: FrozenSet[str], layout: int, masking: bool = False) -> Plan:
     """The plan for a shape requiring what ``needed`` names (its quantities
-    choose a new joint column's resources) and immune to ``immunities``.
-    ``masking``: a resource only some nodes of a class with joint columns
-    have is sieved on its masked column first (see
+    choose a new joint column's resources, and which resource gets a
+    masked column) and immune to ``immunities``. ``masking``: a resource
+    only some nodes of a class with joint columns have, asked for more
+    than none of, is sieved on its masked column first (see
     :meth:`~.derived.DerivedColumns.mask`), as where nodes move at every
     placement: there the nodes having it that are full gather at the front,
     where each search starts. (Where nodes keep their order, their blocks
