@@ -6,9 +6,9 @@ Run from the repository root::
 
 prints the page's two tables (workloads a second with features cost and
 growth; answer over placement), each cell Prioritized / RoundRobin /
-BinPack / BestFit, one line per mix the rows measured. The test suite checks that the tables on
-``docs/performance.rst`` are the ones these rows give, so the page cannot
-drift from the rows published beside it.
+BinPack / BestFit, a line per mix the rows measured. The test suite
+checks that the tables on ``docs/performance.rst`` are the ones these
+rows give, so the page cannot drift from the rows published beside it.
 """
 import json
 import sys

@@ -100,6 +100,14 @@ def make(strategy, nodes, rubric, indexed, load=2, joint="eager", floors="eager"
                 "RoundRobin": lighthouse.RoundRobinDistributor}[strategy](nodes)
 
 
+def reference_of(strategy, nodes, rubric):
+    """The reference for a distributor ``make`` made (BestFit's twin, which,
+    like ``make``'s BestFit, takes no rubric)."""
+    if strategy == "BestFit":
+        return BestFitReference(nodes, None)
+    return Reference(strategy, nodes, rubric)
+
+
 def check_index(distributor):
     """The index holds exactly the nodes, in the strategy's order, each in
     the class of its resources below zero, with columns that hold its
@@ -1351,8 +1359,7 @@ def test_a_shape_naming_the_same_resources_in_another_order_twins_the_plan(strat
     workloads = [{"name": f"w{i}", "requirements": dict(ask)}
                  for i, ask in enumerate(asks * 12)]
     fast = make(strategy, nodes, {"cpu": 1}, True, 4)
-    reference = BestFitReference(nodes, None) if strategy == "BestFit" \
-        else Reference(strategy, nodes, {"cpu": 1})
+    reference = reference_of(strategy, nodes, {"cpu": 1})
     assert fast.attempt_assign_loads(workloads) == reference.assign(workloads)
     index = fast._index
     plans_made = [index._plans[(tuple(ask), frozenset())] for ask in asks[:3]]
@@ -1502,8 +1509,7 @@ def _run_many_kinds(strategy, seed, load, floors, sparse, denials):
                for kind in mixes.KINDS)
     fast = make(strategy, nodes, mixes.RUBRIC, True, load, "eager", floors, sparse,
                 denials=denials)
-    reference = BestFitReference(nodes, None) if strategy == "BestFit" \
-        else Reference(strategy, nodes, mixes.RUBRIC)
+    reference = reference_of(strategy, nodes, mixes.RUBRIC)
     kept = counted = sieves = masked = sets = 0
     for at in range(0, 900, 150):
         if at == 450:
@@ -1609,8 +1615,7 @@ def test_labels_asked_for_get_no_masked_column(strategy, seed, load):
     for spec in workloads[::7]:
         spec["requirements"]["gpu"] = 1
     fast = make(strategy, nodes, mixes.RUBRIC, True, load)
-    reference = BestFitReference(nodes, None) if strategy == "BestFit" \
-        else Reference(strategy, nodes, mixes.RUBRIC)
+    reference = reference_of(strategy, nodes, mixes.RUBRIC)
     for at in range(0, 480, 120):
         operation = ("assign", workloads[at:at + 120])
         assert run(operation, fast) == run_reference(operation, reference), at
