@@ -189,9 +189,10 @@ def check_index(distributor):
                 assert positions == [i for i, s in enumerate(block.slots)
                                      if wanted <= set(s.node.resources)], names
             # (counted: exactly the nodes having every one of the names)
-            assert set(block.counts) == nodes.counted
-            for names, number in block.counts.items():
-                assert number == sum(names <= set(s.node.resources) for s in block.slots)
+            assert set(nodes.tallies) == nodes.counted
+            for names, tally in nodes.tallies.items():
+                assert len(tally) == len(nodes.blocks)
+                assert tally[at] == sum(names <= set(s.node.resources) for s in block.slots)
         # (a top may stand above every bound, never below one)
         assert set(nodes.tops) == set(nodes.bounds)
         assert all(nodes.tops[column] >= max(bounds) for column, bounds in nodes.bounds.items())
@@ -593,9 +594,9 @@ def test_blocks_passed_by_the_room_of_their_nodes_free_of_a_group_decide_like_th
 
     def counting(*args):
         candidates, bounded = real(*args)
-        if len(args) == 8 and args[-1] is not None:  # (figures kept: the blocks they pass)
+        if len(args) > 7 and args[7] is not None:  # (figures kept: the blocks they pass)
             candidates = list(candidates)
-            passed.append(len(list(real(*args[:-1])[0])) - len(candidates))
+            passed.append(len(list(real(*args[:7], None, *args[8:])[0])) - len(candidates))
         return iter(candidates), bounded
 
     made = 0

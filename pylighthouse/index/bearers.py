@@ -97,6 +97,7 @@ class Bearers:
         counted: Set[FrozenSet[str]]
         uncounted: Dict[FrozenSet[str], int]
         held: Dict[Any, List[FrozenSet[str]]]
+        tallies: Dict[FrozenSet[str], List[int]]
         denials: Dict[str, int]
         denials_most: Any
 
@@ -183,7 +184,8 @@ class Bearers:
 
     def counting(self, names: FrozenSet[str]) -> bool:
         """Whether each block counts its nodes having every resource of
-        ``names`` (:attr:`.blocks.Block.counts`), starting now if it did not (at
+        ``names`` (per set, a count per block in :attr:`~.blocks.NodeClass.tallies`,
+        beside the bounds), starting now if it did not (at
         most :data:`MAX_COUNTED` sets a class, and only for sets that at
         most :data:`COUNTED_PER_BLOCK` nodes a block have all of: where more
         do, nearly every block has one). A node's resources never change,
@@ -212,13 +214,12 @@ class Bearers:
             for block in blocks:
                 held.update(zip(block.slots, map(list, repeat((), len(block.slots)))))
         counted.add(names)
-        for block in blocks:
-            block.counts[names] = 0
+        tally = self.tallies[names] = [0] * len(blocks)
         for slot in having:
             known = held.get(slot)
             if known is not None:
                 known.append(names)
-            blocks[bisect_left(lasts, slot.key)].counts[names] += 1
+            tally[bisect_left(lasts, slot.key)] += 1
         return True
 
     def _held(self, slot: Any) -> List[FrozenSet[str]]:

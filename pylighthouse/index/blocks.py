@@ -101,14 +101,12 @@ class Block:
     ``frontier``: see :meth:`NodeClass.frontier`, ``None`` whenever a
     column changes, ``()`` once the block refused a search since;
     ``holders``, ``ones``: see :meth:`holding`, ``None`` whenever a node joins,
-    leaves or moves in the block; ``counts``: see
-    :meth:`~.bearers.Bearers.counting`; ``sparse``: per sparse column (see
+    leaves or moves in the block; ``sparse``: per sparse column (see
     :meth:`NodeClass.add_column`) that some node of the block has a value
     in, the value of each node of the block that has its resource, by
     node."""
 
-    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "counts", "sparse",
-                 "sharp")
+    __slots__ = ("slots", "keys", "cols", "frontier", "holders", "ones", "sparse", "sharp")
 
     def __init__(self, slots: List[Any], columns: List[str],
                  cols: Optional[Dict[Any, List[float]]] = None):
@@ -123,9 +121,6 @@ class Block:
         # :meth:`_holding_one`)
         self.holders: Optional[Dict[Any, List[int]]] = None
         self.ones: Optional[Dict[str, List[int]]] = None
-        # (per set of resources the class counts, see
-        # :meth:`~.bearers.Bearers.counting`: how many nodes have them all)
-        self.counts: Dict[FrozenSet[str], int] = {}
         self.sparse: Dict[Any, Dict[Any, float]] = {}
         # (the set columns whose values are the nodes' own since the block
         # last changed: see :meth:`NodeClass.sharpen`)
@@ -202,7 +197,7 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
                  "held", "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
                  "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans",
-                 "masks", "asked", "spread")
+                 "masks", "asked", "spread", "tallies")
 
     def __init__(self, keys: FrozenSet[str], load: int, sparse: int = SPARSE,
                  group_columns: int = MAX_GROUP_COLUMNS, dense_most: Optional[int] = None):
@@ -252,8 +247,11 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         self.floor_idle = 0
         # The sets of resources whose holders each block counts (see
         # :meth:`~.bearers.Bearers.counting`), and per node the sets of them it has all of
-        # (made when it first joins a block after they are counted).
+        # (made when it first joins a block after they are counted); per set
+        # counted, per block, how many of its nodes have them all (a list
+        # beside ``bounds``, so that a search compares it in C).
         self.counted: Set[FrozenSet[str]] = set()
+        self.tallies: Dict[FrozenSet[str], List[int]] = {}
         # (sets found with too many holders to count, with the count of
         # joins and leaves (``members``) they were found at)
         self.uncounted: Dict[FrozenSet[str], int] = {}
@@ -504,9 +502,9 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         self.versions[index] = self._tick()
         block.frontier = block.holders = block.ones = block.sharp = None
         if self.counted:
-            counts = block.counts
+            tallies = self.tallies
             for names in self._held(slot):
-                counts[names] += 1
+                tallies[names][index] += 1
         block.slots.insert(position, slot)
         block.keys.insert(position, key)
         all_bounds, tops = self.bounds, self.tops
@@ -543,9 +541,9 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         del block.keys[position]
         self.size -= 1
         if self.counted:
-            counts = block.counts
+            tallies = self.tallies
             for names in self._held(slot):
-                counts[names] -= 1
+                tallies[names][index] -= 1
         sparse_keys = self.sparse_of(slot) if self.sparse else ()
         tops, stale = self.tops, self.stale
         if not block.slots:
@@ -772,10 +770,12 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
                         found[slot] = column_value(slot, key)
             block.sparse = sparse
         if self.counted:
-            counts = block.counts = dict.fromkeys(self.counted, 0)
+            counts = dict.fromkeys(self.counted, 0)
             for slot in slots:
                 for names in self._held(slot):
                     counts[names] += 1
+            for names, tally in self.tallies.items():
+                tally.insert(index, counts[names])
         self.blocks.insert(index, block)
         self.lasts.insert(index, block.keys[-1])
         self.versions.insert(index, self._tick())
@@ -800,6 +800,8 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         del self.versions[index]
         for bounds in self.bounds.values():
             del bounds[index]
+        for tally in self.tallies.values():
+            del tally[index]
 
     def _split(self, index: int) -> None:
         block = self.blocks[index]

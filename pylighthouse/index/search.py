@@ -17,19 +17,19 @@ A search is a short pipeline, read top to bottom in :func:`first_in_class`:
    on another (a workload larger than any node's room
    stops there, not at the end of the class);
 2. blocks whose bounds pass every pair: those passing the first pair (and
-   not known to refuse, see below; and, for a workload of an aversion
+   not known to refuse, see below; for a workload of an aversion
    group that has a *group column* in the class, having an open node not
-   hosting the group, see :meth:`~.groups.GroupColumns.group_column`) are
+   hosting the group, see :meth:`~.groups.GroupColumns.group_column`;
+   and, for a workload asking for two or more resources that only some
+   nodes of the class have, where nodes move at every placement, having
+   a node that has them all, by the count the class keeps per block, see
+   :meth:`~.bearers.Bearers.counting`) are
    found in C (``compress`` over ``map(ge, ...)`` on the class's bound
    column), and only those are compared on the other pairs, in Python
    (chaining every column through ``map`` in C costs more than it saves:
    most blocks fail the first), the pair that turned the last block away
    first;
-3. a block with no node having every resource the workload asks for
-   that only some nodes of the class have (two or more of them: the
-   class counts such nodes per block where nodes move at every
-   placement, see :meth:`~.bearers.Bearers.counting`) is passed; so is
-   a block that keeps a *frontier* (a class with joint columns, see
+3. a block that keeps a *frontier* (a class with joint columns, see
    :meth:`~.derived.DerivedColumns.frontier`) and has no node with enough of
    both joint resources, by one bisection; else, inside the
    block, the nodes whose floats pass every pair, found the same way on
@@ -94,7 +94,7 @@ and, per candidate node, one check of the fit rule.
 """
 from bisect import bisect_left
 from itertools import compress, count, islice, repeat
-from operator import and_, ge, ne, or_
+from operator import and_, ge, ne, or_, truth
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..fit import takes
@@ -129,11 +129,13 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
              versions: List[int], stamps: Optional[List[int]],
              plain: Optional[List[int]] = None,
              apart: Optional[GroupColumn] = None,
-             away: Optional["Away"] = None) -> Tuple[Iterator[int], List[Any]]:
+             away: Optional["Away"] = None,
+             tally: Optional[List[int]] = None) -> Tuple[Iterator[int], List[Any]]:
     """Indices from ``start`` on where the first sieve column reaches its
     threshold, whose stamp (and ``plain`` stamp, if given) is not the
     current version (they refused already), given group column
-    ``apart``, where some open node does not host its group, and, given
+    ``apart``, where some open node does not host its group, given
+    ``tally`` (a count per block), where it is not zero, and, given
     ``away`` (a group's versions, figures of one column and its threshold,
     see :meth:`~.groups.GroupColumns.keep_away`), where the figure kept at the
     block's version reaches the threshold, found in C (``None`` for stamps
@@ -145,6 +147,8 @@ def _passing(columns: Dict[Any, List[float]], sieve: Sieve, start: int,
     passes: Iterator[bool] = map(ge, islice(values, start, None), repeat(threshold))
     if apart is not None:
         passes = map(and_, passes, map(ge, islice(columns[apart], start, None), repeat(0.0)))
+    if tally is not None:
+        passes = map(and_, passes, map(truth, islice(tally, start, None)))
     if stamps is not None:
         passes = map(and_, passes, map(ne, islice(versions, start, None),
                                        islice(stamps, start, None)))
@@ -284,7 +288,7 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     candidates, bounded = _passing(nodes.bounds, sieve, done, versions,
                                    stamps if refused.stamped else None,
                                    plain_stamps if plain is not None and plain.stamped else None,
-                                   apart, kept)
+                                   apart, kept, None if counted is None else nodes.tallies[counted])
     refused.stamped = True
     if plain is not None:
         plain.stamped = True
@@ -302,12 +306,6 @@ def first_in_class(nodes: NodeClass, sieve: Sieve, workload: Workload,
     inner: Optional[List[Tuple[Any, float]]] = \
         rest if holding is None or sparse_lead else None
     for index in candidates:
-        if counted is not None and not blocks[index].counts[counted]:
-            # (no node of the block has every resource asked that only some
-            # have, by its count: it refuses, as a block short by its
-            # bounds does; most blocks passing the first column that refuse
-            # do so here, so this comes before their other bounds)
-            continue
         for column, threshold in bounded:
             if column[index] < threshold:
                 break  # (the block's bounds fall short on ``column``)
