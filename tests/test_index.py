@@ -1596,6 +1596,45 @@ def test_many_kinds_on_part_of_the_nodes_decide_like_the_reference(strategy, see
         run_many_kinds(strategy, seed, load, floors, sparse, all_kept=all_kept, scan=scan)
 
 
+@pytest.mark.parametrize("strategy", ["BinPack", "BestFit"])
+def test_blocks_where_no_node_has_the_kinds_asked_are_passed_in_c(strategy):
+    """Where nodes move at every placement, a search for two kinds that
+    only some nodes have (on more nodes together than are tried one by
+    one) meets, among the blocks passing its first column, none whose count
+    of nodes having both is zero: the counts are compared with the first
+    column, in C (see ``NodeClass.tallies``), not block by block in
+    Python. Every decision and state is the reference's (BestFit's its
+    twin's), and every count exact."""
+    rng = random.Random(f"tallies-{strategy}")
+    kinds = [f"k{at}" for at in range(5)]
+    nodes = [{"name": f"n{at:03d}", "resources": {
+        "cpu": rng.choice([4, 8, 16]), "mem": rng.choice([8, 16, 32]),
+        **{kind: rng.randint(1, 4) for kind in kinds if rng.random() < 0.6}}}
+        for at in range(240)]
+    workloads = [{"name": f"w{at}", "requirements": {
+        "cpu": rng.choice([0.5, 1, 2]), "mem": rng.choice([1, 2, 4]),
+        **dict.fromkeys(rng.sample(kinds, 2), 1)}} for at in range(600)]
+    fast, reference = make_with_twin(strategy, nodes, {"cpu": 1, "mem": 0.25}, 8)
+    met = []  # (per search comparing counts: the count of each block it met)
+    real = search._passing
+
+    def watching(*args):
+        candidates, bounded = real(*args)
+        if len(args) > 8 and args[8] is not None:
+            candidates = list(candidates)
+            met.append([args[8][at] for at in candidates])
+        return iter(candidates), bounded
+
+    with mock.patch.object(search, "_passing", watching):
+        for at in range(0, 600, 150):
+            batch = workloads[at:at + 150]
+            assert fast.attempt_assign_loads(batch) == reference.assign(batch)
+            assert_same_state(fast, reference)
+            check_index(fast)
+    assert any(met)  # (searches compared counts, and met blocks passing them)
+    assert all(all(counts) for counts in met)
+
+
 @settings(max_examples=6, deadline=None)
 @given(strategy=st.sampled_from(["BinPack", "BestFit"]), seed=st.integers(0, 10 ** 6),
        load=st.sampled_from([4, 16]))
