@@ -94,7 +94,6 @@ class Bearers:
         ordered: Dict[Tag, Tuple[int, List[Any], List[Any]]]
         spread: Tuple[int, int]
         masks: Tuple[int, Dict[Any, int], Dict[str, int]]
-        counted: Set[FrozenSet[str]]
         uncounted: Dict[FrozenSet[str], int]
         held: Dict[Any, List[FrozenSet[str]]]
         tallies: Dict[FrozenSet[str], List[int]]
@@ -194,10 +193,10 @@ class Bearers:
         when counted, or found to have too many holders since the last node
         joined or left; else O(B + H log N) once, for the H nodes having
         them all."""
-        counted = self.counted
-        if names in counted:
+        tallies = self.tallies
+        if names in tallies:
             return True
-        if len(counted) >= MAX_COUNTED or self.uncounted.get(names) == self.members:
+        if len(tallies) >= MAX_COUNTED or self.uncounted.get(names) == self.members:
             return False
         having = set.intersection(*(self.bearers[name] for name in names))
         if len(having) > COUNTED_PER_BLOCK * len(self.blocks):
@@ -207,14 +206,13 @@ class Bearers:
             return False
         held = self.held
         blocks, lasts = self.blocks, self.lasts
-        if not counted:
+        if not tallies:
             # (the first set counted: no node of the class has any yet, and
             # each gets the sets it has all of as they are counted, instead
             # of looking through every set counted when it first moves)
             for block in blocks:
                 held.update(zip(block.slots, map(list, repeat((), len(block.slots)))))
-        counted.add(names)
-        tally = self.tallies[names] = [0] * len(blocks)
+        tally = tallies[names] = [0] * len(blocks)
         for slot in having:
             known = held.get(slot)
             if known is not None:
@@ -227,5 +225,5 @@ class Bearers:
         held = self.held.get(slot)
         if held is None:
             keys = slot.node.resources.keys()
-            held = self.held[slot] = [names for names in self.counted if names <= keys]
+            held = self.held[slot] = [names for names in self.tallies if names <= keys]
         return held

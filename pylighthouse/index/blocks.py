@@ -193,7 +193,7 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
 
     __slots__ = ("keys", "columns", "blocks", "lasts", "bounds", "bearers", "load", "size",
                  "versions", "clock", "refusals", "countdown", "wasted", "changes", "members",
-                 "period", "trial", "patience", "tops", "seen", "scratch", "floor_idle", "counted",
+                 "period", "trial", "patience", "tops", "seen", "scratch", "floor_idle",
                  "held", "sparse", "sparse_by_name", "sparse_share", "sparse_held", "grouped",
                  "stepped", "misled", "leads", "group_columns", "dense_most", "ordered", "cursors",
                  "stale", "denied", "denials", "denials_most", "uncounted", "away", "scans",
@@ -245,12 +245,11 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         self.scratch = Refused()
         # (searches of new vectors left before floors are used again)
         self.floor_idle = 0
-        # The sets of resources whose holders each block counts (see
-        # :meth:`~.bearers.Bearers.counting`), and per node the sets of them it has all of
-        # (made when it first joins a block after they are counted); per set
-        # counted, per block, how many of its nodes have them all (a list
-        # beside ``bounds``, so that a search compares it in C).
-        self.counted: Set[FrozenSet[str]] = set()
+        # Per set of resources whose holders each block counts (see
+        # :meth:`~.bearers.Bearers.counting`), per block, how many of its
+        # nodes have them all (a list beside ``bounds``, so that a search
+        # compares it in C); per node, the sets counted it has all of (made
+        # when it first joins a block after they are counted).
         self.tallies: Dict[FrozenSet[str], List[int]] = {}
         # (sets found with too many holders to count, with the count of
         # joins and leaves (``members``) they were found at)
@@ -501,8 +500,8 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         position = bisect_left(block.keys, key)
         self.versions[index] = self._tick()
         block.frontier = block.holders = block.ones = block.sharp = None
-        if self.counted:
-            tallies = self.tallies
+        tallies = self.tallies
+        if tallies:
             for names in self._held(slot):
                 tallies[names][index] += 1
         block.slots.insert(position, slot)
@@ -540,8 +539,8 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
         slot = block.slots.pop(position)
         del block.keys[position]
         self.size -= 1
-        if self.counted:
-            tallies = self.tallies
+        tallies = self.tallies
+        if tallies:
             for names in self._held(slot):
                 tallies[names][index] -= 1
         sparse_keys = self.sparse_of(slot) if self.sparse else ()
@@ -769,13 +768,13 @@ class NodeClass(Bearers, GroupColumns, DerivedColumns):
                             found = sparse[key] = {}
                         found[slot] = column_value(slot, key)
             block.sparse = sparse
-        if self.counted:
-            counts = dict.fromkeys(self.counted, 0)
+        tallies = self.tallies
+        if tallies:
+            for tally in tallies.values():
+                tally.insert(index, 0)
             for slot in slots:
                 for names in self._held(slot):
-                    counts[names] += 1
-            for names, tally in self.tallies.items():
-                tally.insert(index, counts[names])
+                    tallies[names][index] += 1
         self.blocks.insert(index, block)
         self.lasts.insert(index, block.keys[-1])
         self.versions.insert(index, self._tick())
