@@ -453,3 +453,53 @@ def test_the_full_scale_down_speed_case_keeps_every_node(capsys):
         ("Prioritized", 0, 0)]
     assert rows[0]["placed"] > 240  # (eight offered a node, most placed: the nodes are full)
     assert "Prioritized | 40 |" in capsys.readouterr().out
+
+
+#: Stands in for valgrind: runs the command after valgrind's options and
+#: says it counted 1000 instructions, 1600 for a run that places.
+FAKE_VALGRIND = """#!/bin/sh
+while [ "${1#--}" != "$1" ]; do shift; done
+"$@" || exit 1
+case " $* " in
+  *" --place "*) echo "==1== Collected : 1600" >&2 ;;
+  *) echo "==1== Collected : 1000" >&2 ;;
+esac
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the stand-in for valgrind is a shell script")
+def test_the_instructions_script_counts_building_and_placing_per_checkout(
+        tmp_path, monkeypatch, capsys):
+    import instructions
+    fake = tmp_path / "valgrind"
+    fake.write_text(FAKE_VALGRIND)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    root = os.path.dirname(BENCHMARKS)
+    counts = instructions.main(["--mix", "kinds", "--strategy", "BestFit", "--size", "12x40",
+                                root, root])
+    # (each checkout's placing run less its run making the problem only)
+    assert counts == [600, 600]
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["kinds, BestFit, 12x40: building and placing",
+                                f"{root}: 600 instructions, 1.0000",
+                                f"{root}: 600 instructions, 1.0000"]
+    line = instructions.command(root, "types", "BinPack", "5x9", True, "out")
+    assert line[line.index("valgrind"):line.index("valgrind") + 3] == [
+        "valgrind", "--tool=callgrind", "--callgrind-out-file=out"]
+    assert line[-9:] == ["--cell", root, "--mix", "types", "--strategy", "BinPack",
+                         "--size", "5x9", "--place"]
+    # A run that fails (a mix that does not exist) is an error, not a count.
+    with pytest.raises(RuntimeError, match="failed"):
+        instructions.main(["--mix", "nonesuch", root])
+
+
+def test_the_instructions_script_reads_valgrinds_count_and_compares_with_the_first():
+    import instructions
+    assert instructions.collected("==7== Events    : Ir\n==7== Collected : 4526852628\n") \
+        == 4526852628
+    with pytest.raises(RuntimeError, match="no count"):
+        instructions.collected("==7== error\n")
+    assert instructions.report(["a", "b"], [2000, 1500]) == [
+        "a: 2,000 instructions, 1.0000", "b: 1,500 instructions, 0.7500"]
+    assert instructions.size_of("2000x20000") == (2000, 20000)
