@@ -21,9 +21,8 @@ moves by a few hundredths of a percent from one run to the next. With it
 off, two runs of one folder agreed to within a millionth, and the same
 code in two folders of names of other lengths (which shift the addresses)
 to within 0.2%: smaller differences say nothing. Two runs at a time (the
-machine's two cores);
-valgrind runs about 60 times slower than Python alone (5000x50000 takes
-about four minutes a run).
+machine's two cores); valgrind runs about 60 times slower than Python
+alone (5000x50000 takes about four minutes a run).
 
 Instructions are not time: memory traffic is left out, so a change that
 saves instructions but reads more memory can still be slower (growth with
