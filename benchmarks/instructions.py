@@ -40,6 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: As ``matrix.STRATEGIES``: the matrix is imported only in the run counted,
+#: as it imports the library, which must come from the checkout named.
 STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
 #: valgrind's summary line of the instructions counted.
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -56,16 +58,15 @@ def run_cell(root: str, mix: str, strategy: str, size: str, place: bool) -> None
     ``size`` and, with ``place``, build ``strategy``'s distributor and
     place the problem."""
     sys.path[:0] = [os.path.abspath(root), HERE]
+    # (in both runs, so that imports are not counted; the library first,
+    # from ``root``: the matrix's own import of it then finds that one)
+    import pylighthouse  # noqa: F401
+    import matrix
     import mixes
-    import pylighthouse as lighthouse  # (in both runs: its import is not counted)
     nodes, workloads = mixes.problem(mix, *size_of(size))
     if not place:
         return
-    if strategy == "BinPack":
-        distributor = lighthouse.BinPackDistributor(mixes.RUBRIC, nodes)
-    else:
-        distributor = getattr(lighthouse, f"{strategy}Distributor")(nodes)
-    distributor.attempt_assign_loads(workloads)
+    matrix.build(strategy, nodes).attempt_assign_loads(workloads)
 
 
 def command(root: str, mix: str, strategy: str, size: str, place: bool,
