@@ -31,7 +31,7 @@ PLACED = 3000
 def measure(mix: str, strategy: str, size: str, call: int,
             placed: int = PLACED) -> Dict[str, Any]:
     """Microseconds per workload of ``placed`` workloads in calls of ``call``."""
-    node_count, workload_count = (int(part) for part in size.lower().split("x"))
+    node_count, workload_count = mixes.size_of(size)
     nodes, workloads = mixes.problem(mix, node_count, workload_count)
     half = len(workloads) // 2
     distributor = build(strategy, nodes)

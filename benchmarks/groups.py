@@ -57,7 +57,7 @@ def _probe(kind: str, groups: int, same: bool, index: int,
 
 def measure(mix: str, strategy: str, size: str, groups: int, same: bool) -> Dict[str, Any]:
     """Microseconds a grouped and a plain probe cost, and their ratio."""
-    node_count, workload_count = (int(part) for part in size.lower().split("x"))
+    node_count, workload_count = mixes.size_of(size)
     rng = random.Random(groups)
     problem = _grouped(mixes.problem(mix, node_count, workload_count), groups, rng)
     _, _, distributor, _ = run_once(strategy, problem)

@@ -37,20 +37,15 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-#: As ``matrix.STRATEGIES``: the matrix is imported only in the run counted,
-#: as it imports the library, which must come from the checkout named.
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
+sys.path.insert(0, HERE)
+# (the mixes only: they import no library, which must come from the
+# checkout named; the matrix, which does, is imported in the run counted)
+from mixes import STRATEGIES, size_of  # noqa: E402
 #: valgrind's summary line of the instructions counted.
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
-
-
-def size_of(text: str) -> Tuple[int, int]:
-    """``"NODESxWORKLOADS"`` as two numbers."""
-    nodes, _, workloads = text.partition("x")
-    return int(nodes), int(workloads)
 
 
 def run_cell(root: str, mix: str, strategy: str, size: str, place: bool) -> None:

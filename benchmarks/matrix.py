@@ -68,7 +68,7 @@ import mixes  # noqa: E402
 import pylighthouse as lighthouse  # noqa: E402
 from pylighthouse.problem import load_problem, solve  # noqa: E402
 
-STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
+STRATEGIES = mixes.STRATEGIES
 FULL_SIZES = ("1000x10000", "10000x100000")
 QUICK_SIZES = ("60x600",)
 PROBES = 300  # workloads per probe batch (nowhere, grouped, rare, pinned, plain)
@@ -169,12 +169,12 @@ def runs_for(size: str, repeat: int) -> int:
     other work on the machine moves a single run's figure by a third, and
     growth divides by it; the runs of the larger sizes last long enough to
     even that out."""
-    workloads = int(size.lower().split("x")[1])
+    workloads = mixes.size_of(size)[1]
     return max(repeat, SHORT_RUNS) if workloads <= SHORT else repeat
 
 
 def bench(mix: str, strategy: str, size: str, repeat: int) -> Dict[str, Any]:
-    node_count, workload_count = (int(part) for part in size.lower().split("x"))
+    node_count, workload_count = mixes.size_of(size)
     problem = mixes.problem(mix, node_count, workload_count)
     plain = mixes.strip(problem)
     runs, plain_runs, builds = [], [], []

@@ -37,7 +37,7 @@ from matrix import STRATEGIES, build  # noqa: E402
 def measure(mix: str, strategy: str, size: str) -> Dict[str, Any]:
     """Searches that found a node and that found none in one call placing
     the mix's workloads, with their average cost in microseconds."""
-    node_count, workload_count = (int(part) for part in size.lower().split("x"))
+    node_count, workload_count = mixes.size_of(size)
     nodes, workloads = mixes.problem(mix, node_count, workload_count)
     distributor = build(strategy, nodes)
     choose = distributor._choose

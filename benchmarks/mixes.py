@@ -49,6 +49,16 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 Problem = Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]
 
+#: The strategies the benchmarks measure, in the order their tables give them.
+STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")
+
+
+def size_of(size: str) -> Tuple[int, int]:
+    """A size as the benchmarks name it, ``"NODESxWORKLOADS"``, as two numbers."""
+    nodes, workloads = size.lower().split("x")
+    return int(nodes), int(workloads)
+
+
 RUBRIC = {"cpu": 1, "mem": 0.25, "disk": 0.01, "gpu": 4}
 TYPES = ((8, 32, 200, 4), (16, 64, 500, 3), (32, 128, 1000, 2), (64, 256, 2000, 1))
 CPU = (0.25, 0.5, 1, 1, 2, 2, 4)
