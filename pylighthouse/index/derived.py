@@ -360,6 +360,18 @@ class DerivedColumns:
                 block.frontier = None
                 del block.cols[key]
 
+    @staticmethod
+    def _values_of(block: "Block", name: str) -> List[float]:
+        """The values of the nodes of ``block`` in the column of resource
+        ``name``: the block's own list where the column is dense, else read
+        as :func:`column_value` reads them (a joint column's resource may
+        have a sparse column, made while some node of the class lacked
+        it). O(1), or O(L)."""
+        values = block.cols.get(name)
+        if values is None:
+            return [column_value(slot, name) for slot in block.slots]
+        return values
+
     def frontier(self, block: "Block") -> Tuple[List[float], ...]:
         """Make and keep ``block.frontier``, for the two resources of the
         joint columns (which the class must have): the nodes no other node
@@ -371,7 +383,7 @@ class DerivedColumns:
         of the first): two resources checked together, not bound by bound.
         O(L log L) to make, a few steps to keep."""
         (first, _), (second, _) = self.joint[0][1]
-        xs, ys = block.cols[first], block.cols[second]
+        xs, ys = self._values_of(block, first), self._values_of(block, second)
         steps_x: List[float] = []
         steps_y: List[float] = []
         most = NEG
