@@ -7,6 +7,8 @@ the test reaching it fails the test), then checks every decision and the
 state against the reference reading of SPEC.md, and the index's
 invariants (``check_index``), at every step.
 """
+import copy
+import pickle
 import random
 from contextlib import ExitStack, contextmanager
 from unittest import mock
@@ -218,27 +220,13 @@ def test_floors_read_a_column_made_sparse_while_some_node_lacked_it():
 # ------------------------- every feature, every resource searched by column
 
 
-@settings(max_examples=60, deadline=None)
-@given(strategy=st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"]),
-       nodes=clusters(max_nodes=24), rubric=RUBRICS, steps=operations(max_steps=10),
-       load=st.sampled_from([1, 2, 3, 8]), joint=st.sampled_from(sorted(JOINT)),
-       floors=st.sampled_from(sorted(FLOORS)), sparse=SPARSE,
-       grouping=st.sampled_from(sorted(GROUPING)), few=st.sampled_from([0, 1, 3]),
-       together=st.sampled_from([0, 2]), scan=st.sampled_from([0, 2]),
-       denials=st.sampled_from([None, 1, "library"]), tiny=st.booleans())
-def test_resources_few_nodes_have_searched_by_column_decide_like_the_reference(
-        strategy, nodes, rubric, steps, load, joint, floors, sparse, grouping, few, together,
-        scan, denials, tiny):
-    """The random lifecycles of ``test_index`` (every feature: immunities,
-    shortcomings, wards, infinite and negative quantities, tags, groups),
-    but with the thresholds under which a resource that only some nodes
-    have is tried node by node at their least (``FEW``, ``FEW_KEPT``,
-    ``FEW_ALL_KEPT``, ``TOGETHER``, ``FEW_NEW``, ``SORTED_AT_SEARCH``): on
-    clusters this small, those resources are otherwise never searched by
-    column (their columns, masked, sparse and set columns, the kinds kept
-    last, the resources asked for and immune to, the lists of nodes having
-    them all). With ``tiny``, every limit on what the index keeps at its
-    least too."""
+@contextmanager
+def searched_by_column(few, together, scan=0, tiny=False):
+    """The thresholds under which a resource that only some nodes have is
+    tried node by node at ``few`` (``FEW``, ``FEW_KEPT``, ``FEW_ALL_KEPT``;
+    ``SORTED_AT_SEARCH`` 0, ``FEW_NEW`` 1), ``TOGETHER`` ``together`` and
+    ``SCAN_LIMIT`` ``scan``; with ``tiny``, every limit on what the index
+    keeps at its least too."""
     with ExitStack() as stack:
         stack.enter_context(mock.patch.multiple(
             plans, FEW=few, FEW_KEPT=few, FEW_ALL_KEPT=few, TOGETHER=together,
@@ -246,12 +234,94 @@ def test_resources_few_nodes_have_searched_by_column_decide_like_the_reference(
         stack.enter_context(mock.patch.object(index_nodes, "SORTED_AT_SEARCH", 0))
         if tiny:
             stack.enter_context(every_limit_tiny())
+        yield
+
+
+def steps_both(fast, reference, steps):
+    """Run ``steps`` (drawn by ``instances.operations``) on both; every
+    result, the state and the index checked at each."""
+    for step in steps:
+        operation = concrete(step, reference.assignments(),
+                             [m.name for m in reference.machines])
+        assert run(operation, fast) == run_reference(operation, reference), operation
+        assert_same_state(fast, reference)
+        check_index(fast)
+
+
+STRATEGY = st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(strategy=STRATEGY, nodes=clusters(max_nodes=24), rubric=RUBRICS,
+       steps=operations(max_steps=10), load=st.sampled_from([1, 2, 3, 8]),
+       joint=st.sampled_from(sorted(JOINT)), floors=st.sampled_from(sorted(FLOORS)),
+       sparse=SPARSE, grouping=st.sampled_from(sorted(GROUPING)),
+       few=st.sampled_from([0, 1, 3]), together=st.sampled_from([0, 2]),
+       scan=st.sampled_from([0, 2]), denials=st.sampled_from([None, 1, "library"]),
+       tiny=st.booleans())
+def test_resources_few_nodes_have_searched_by_column_decide_like_the_reference(
+        strategy, nodes, rubric, steps, load, joint, floors, sparse, grouping, few, together,
+        scan, denials, tiny):
+    """The random lifecycles of ``test_index`` (every feature: immunities,
+    shortcomings, wards, infinite and negative quantities, tags, groups),
+    but with the thresholds under which a resource that only some nodes
+    have is tried node by node at their least: on clusters this small,
+    those resources are otherwise never searched by column (their columns,
+    masked, sparse and set columns, the kinds kept last, the resources
+    asked for and immune to, the lists of nodes having them all)."""
+    with searched_by_column(few, together, scan, tiny):
         fast = make(strategy, nodes, rubric, True, load, joint, floors, sparse, grouping,
                     denials)
+        steps_both(fast, reference_for(strategy, nodes, rubric), steps)
+
+
+@settings(max_examples=150, deadline=None)
+@given(strategy=STRATEGY, nodes=clusters(max_nodes=30), rubric=RUBRICS,
+       before=operations(max_steps=6, prefix="b"), after=operations(max_steps=8, prefix="a"),
+       load=st.sampled_from([1, 2, 8]), joint=st.sampled_from(sorted(JOINT)),
+       sparse=SPARSE, few=st.sampled_from([0, 3]), together=st.sampled_from([0, 2]),
+       resource=st.sampled_from(["mem", "disk", "gpu", "ssd", "slots", "flies", "spiders"]))
+def test_the_nodes_lacking_a_resource_leaving_decide_like_the_reference(
+        strategy, nodes, rubric, before, after, load, joint, sparse, few, together, resource):
+    """As above, with every node lacking ``resource`` removed part-way (if
+    some node has it): a resource some nodes of a class lacked, whose
+    columns were made so (sparse, masked, kept last), is then on every
+    node, and joint columns and floors may take it up."""
+    with searched_by_column(few, together):
+        fast = make(strategy, nodes, rubric, True, load, joint, "eager", sparse)
         reference = reference_for(strategy, nodes, rubric)
-        for step in steps:
-            operation = concrete(step, reference.assignments(),
-                                 [m.name for m in reference.machines])
-            assert run(operation, fast) == run_reference(operation, reference), operation
+        steps_both(fast, reference, before)
+        lacking = [state.name for state in fast.node_states() if resource not in state.remaining]
+        if 0 < len(lacking) < len(reference.machines):
+            operation = ("remove", lacking)
+            assert run(operation, fast) == run_reference(operation, reference)
             assert_same_state(fast, reference)
-            check_index(fast)
+        steps_both(fast, reference, after)
+
+
+@settings(max_examples=150, deadline=None)
+@given(strategy=STRATEGY, nodes=clusters(max_nodes=24), rubric=RUBRICS,
+       steps=operations(max_steps=10), load=st.sampled_from([1, 2, 8]),
+       joint=st.sampled_from(sorted(JOINT)), sparse=SPARSE, few=st.sampled_from([0, 3, 32]),
+       copies=st.lists(st.sampled_from(["dict", "pickle", "copy", "deepcopy", None]),
+                       min_size=10, max_size=10))
+def test_copies_and_snapshots_go_on_like_the_reference(strategy, nodes, rubric, steps, load,
+                                                       joint, sparse, few, copies):
+    """As above, the distributor replaced after each step by its snapshot
+    made again (``to_dict``, ``from_dict``), a pickled copy, a copy or a
+    deep copy: each builds or copies the index with the columns the other
+    had, and goes on deciding as the reference."""
+    with searched_by_column(few, 0):
+        fast = make(strategy, nodes, rubric, True, load, joint, "eager", sparse)
+        reference = reference_for(strategy, nodes, rubric)
+        for step, how in zip(steps, copies):
+            steps_both(fast, reference, [step])
+            if how == "dict":
+                fast = type(fast).from_dict(fast.to_dict())
+            elif how == "pickle":
+                fast = pickle.loads(pickle.dumps(fast))
+            elif how == "copy":
+                fast = copy.copy(fast)
+            elif how == "deepcopy":
+                fast = copy.deepcopy(fast)
+            assert_same_state(fast, reference)
