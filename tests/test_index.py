@@ -321,14 +321,18 @@ def test_index_plain_and_reference_agree(strategy, nodes, rubric, steps, load, j
 @given(strategy=STRATEGIES, nodes=clusters(max_nodes=40), rubric=RUBRICS,
        steps=operations(max_steps=6))
 def test_index_with_many_nodes_and_default_blocks(strategy, nodes, rubric, steps):
-    fast = make(strategy, nodes, rubric, True, 4)
-    reference = Reference(strategy, nodes, rubric)
+    steps_both(make(strategy, nodes, rubric, True, 4), Reference(strategy, nodes, rubric), steps)
+
+
+def steps_both(fast, reference, steps):
+    """Run ``steps`` (drawn by ``instances.operations``) on both; every
+    result, the state and the index checked at each."""
     for step in steps:
         operation = concrete(step, reference.assignments(),
                              [m.name for m in reference.machines])
         assert run(operation, fast) == run_reference(operation, reference), operation
         assert_same_state(fast, reference)
-    check_index(fast)
+        check_index(fast)
 
 
 def test_the_plain_path_is_taken_when_the_index_is_off():

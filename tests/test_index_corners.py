@@ -21,38 +21,17 @@ from pylighthouse.index import floors as floors_module
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.columns import JointColumn
 from instances import RUBRICS, clusters, operations
-from reference import Reference
-from reference_bestfit import BestFitReference
-from test_differential import assert_same_state, concrete, run, run_reference
-from test_index import FLOORS, GROUPING, JOINT, SPARSE, check_index, every_limit_tiny, make
+from test_differential import assert_same_state, run, run_reference
+from test_index import (FLOORS, GROUPING, JOINT, SPARSE, check_index, every_limit_tiny, make,
+                        reference_of, steps_both)
 
 RUBRIC = {"cpu": 1, "mem": 0.25, "gpu": 4}
 
 
-def reference_for(strategy, nodes, rubric):
-    if strategy == "BestFit":
-        return BestFitReference(nodes, None)
-    return Reference(strategy, nodes, rubric)
-
-
-@contextmanager
-def spied(owner, name, seen):
-    """Have method ``owner.name`` work as before, each call first appending
-    what ``seen(self, *args)`` says of it to the list this context gives."""
-    original = getattr(owner, name)
-    calls = []
-
-    def spy(self, *args, **kwargs):
-        calls.append(seen(self, *args))
-        return original(self, *args, **kwargs)
-
-    with mock.patch.object(owner, name, spy):
-        yield calls
-
-
 def wraps_counting(function, seen):
-    """``function``, appending what ``seen(*args)`` says of each call to
-    the ``seen`` list it carries."""
+    """``function`` (or a method, ``seen`` then given ``self`` first),
+    appending what ``seen(*args)`` says of each call to the ``seen`` list
+    it carries."""
     def counting(*args, **kwargs):
         counting.seen.append(seen(*args))
         return function(*args, **kwargs)
@@ -117,11 +96,12 @@ def test_joint_columns_dropped_with_sparse_masked_columns():
         # blocks looked inside in vain halved)
         with mock.patch.multiple(plans, FEW=0, JOINT_WINDOW=8, JOINT_WASTE=0.0,
                                  JOINT_GAIN=float("inf"), JOINT_SIZE=0), \
-                spied(derived.DerivedColumns, "drop_joint", sparse_masked) as calls:
+                mock.patch.object(derived.DerivedColumns, "drop_joint", wraps_counting(
+                    derived.DerivedColumns.drop_joint, sparse_masked)) as spy:
             fast = make(strategy, nodes, RUBRIC, True, 2, joint="adaptive", sparse=1)
-            reference = reference_for(strategy, nodes, RUBRIC)
+            reference = reference_of(strategy, nodes, RUBRIC)
             lifecycle(fast, reference, rng, 40, workload, node)
-        assert any(calls), strategy
+        assert any(spy.seen), strategy
 
 
 # ------------------------------------------- sets of kinds asked later on
@@ -163,13 +143,14 @@ def test_sets_of_kinds_noted_at_their_first_workload_decide_like_the_reference()
     for strategy in ("Prioritized", "RoundRobin"):
         with mock.patch.multiple(plans, FEW_KEPT=0, FEW_NEW=1, FEW_SETS=0, TOGETHER=0,
                                  MAX_ASKED=1), \
-                spied(plans.Entry, "used_by", noted) as calls:
+                mock.patch.object(plans.Entry, "used_by",
+                                  wraps_counting(plans.Entry.used_by, noted)) as spy:
             fast = make(strategy, nodes, RUBRIC, True, 2)
-            reference = reference_for(strategy, nodes, RUBRIC)
+            reference = reference_of(strategy, nodes, RUBRIC)
             lifecycle(fast, reference, rng, 40, workload, node)
-        assert any(full for full, _ in calls), strategy  # (the record started afresh)
+        assert any(full for full, _ in spy.seen), strategy  # (the record started afresh)
         if strategy == "RoundRobin":
-            assert any(again for _, again in calls)  # (the same workload's second span)
+            assert any(again for _, again in spy.seen)  # (the same workload's second span)
 
 
 # --------------------------------- floors over a column made sparse earlier
@@ -205,7 +186,7 @@ def test_floors_read_a_column_made_sparse_while_some_node_lacked_it():
                 mock.patch.object(floors_module, "refusing_run", spy), \
                 mock.patch.multiple(plans, FEW=0, FEW_KEPT=0, SCAN_LIMIT=0):
             fast = make(strategy, nodes, RUBRIC, True, 2, floors="eager", sparse=1)
-            reference = reference_for(strategy, nodes, RUBRIC)
+            reference = reference_of(strategy, nodes, RUBRIC)
             lifecycle(fast, reference, rng, 6, workload)  # (the mem column made, sparse)
             # (the node lacking mem leaves; one bringing a new name has the
             # plans made again: mem is on every node of the class now)
@@ -237,17 +218,6 @@ def searched_by_column(few, together, scan=0, tiny=False):
         yield
 
 
-def steps_both(fast, reference, steps):
-    """Run ``steps`` (drawn by ``instances.operations``) on both; every
-    result, the state and the index checked at each."""
-    for step in steps:
-        operation = concrete(step, reference.assignments(),
-                             [m.name for m in reference.machines])
-        assert run(operation, fast) == run_reference(operation, reference), operation
-        assert_same_state(fast, reference)
-        check_index(fast)
-
-
 STRATEGY = st.sampled_from(["Prioritized", "RoundRobin", "BinPack", "BestFit"])
 
 
@@ -272,7 +242,7 @@ def test_resources_few_nodes_have_searched_by_column_decide_like_the_reference(
     with searched_by_column(few, together, scan, tiny):
         fast = make(strategy, nodes, rubric, True, load, joint, floors, sparse, grouping,
                     denials)
-        steps_both(fast, reference_for(strategy, nodes, rubric), steps)
+        steps_both(fast, reference_of(strategy, nodes, rubric), steps)
 
 
 @settings(max_examples=150, deadline=None)
@@ -289,7 +259,7 @@ def test_the_nodes_lacking_a_resource_leaving_decide_like_the_reference(
     node, and joint columns and floors may take it up."""
     with searched_by_column(few, together):
         fast = make(strategy, nodes, rubric, True, load, joint, "eager", sparse)
-        reference = reference_for(strategy, nodes, rubric)
+        reference = reference_of(strategy, nodes, rubric)
         steps_both(fast, reference, before)
         lacking = [state.name for state in fast.node_states() if resource not in state.remaining]
         if 0 < len(lacking) < len(reference.machines):
@@ -313,7 +283,7 @@ def test_copies_and_snapshots_go_on_like_the_reference(strategy, nodes, rubric, 
     had, and goes on deciding as the reference."""
     with searched_by_column(few, 0):
         fast = make(strategy, nodes, rubric, True, load, joint, "eager", sparse)
-        reference = reference_for(strategy, nodes, rubric)
+        reference = reference_of(strategy, nodes, rubric)
         for step, how in zip(steps, copies):
             steps_both(fast, reference, [step])
             if how == "dict":
