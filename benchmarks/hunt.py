@@ -20,13 +20,29 @@ workload). Run::
 
 A seed always draws the same mix; the figures are single runs, so a
 ratio moves by a tenth or two from one run to the next.
+
+With ``--lifecycle`` each mix lives instead of being placed once: a seeded
+run of :data:`LIFE_STEPS` steps (batches placed, some all-or-nothing;
+workloads released; nodes removed, most often those with the fewest
+resources, whose leaving changes what a class's columns hold; nodes added,
+some bringing a resource no node had; cordons, uncordons and drains;
+explanations of the workloads left over; and the indexed distributor
+replaced by its snapshot or a copy) is applied to the distributor and to
+one with the index off. Every answer must be the same, and the two states
+after every step (the placements; the whole snapshot every
+:data:`LIFE_SNAPSHOT` steps and at the end); the row says whether they
+were, and the first step where they were not::
+
+    python benchmarks/hunt.py --nodes 400 --seeds 0 20 --lifecycle
 """
 import argparse
+import copy
 import json
 import os
+import pickle
 import random
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -155,6 +171,121 @@ def hunt(seeds: Sequence[int], node_count: int, strategies: Sequence[str],
     return rows
 
 
+#: Steps of a lifecycle (see the module docstring), and how often the whole
+#: snapshots of the two distributors are compared (the placements are
+#: compared after every step).
+LIFE_STEPS = 60
+LIFE_SNAPSHOT = 10
+
+
+def lifecycle(seed: int, node_count: int, strategy: str,
+              steps: int = LIFE_STEPS) -> Dict[str, Any]:
+    """Run the lifecycle of ``seed``'s mix (see the module docstring) on
+    ``strategy`` with the index on and off; the row: the mix, the steps
+    run, whether every answer and state was the same, and the first step
+    where one was not (``None``)."""
+    nodes, workloads = problem(seed, node_count, node_count * 12)
+    spare, _ = problem(seed + 1_000_000, max(4, node_count // 4), 0)
+    rng = random.Random(f"hunt/life/{seed}/{node_count}/{strategy}")
+    fast = build(strategy, nodes)
+    with mock.patch.object(Distributor, "_indexed", False):
+        plain = build(strategy, nodes)
+    batch = max(1, len(workloads) // 16)
+    left = list(workloads)
+    joined = 0
+    row: Dict[str, Any] = {"seed": seed, "strategy": strategy, "nodes": node_count,
+                           "mix": parameters(seed), "steps": 0, "identical": True,
+                           "differs_at": None}
+    for step in range(steps):
+        action = rng.choices(
+            ["place", "release", "remove", "add", "cordon", "drain", "explain", "renew"],
+            weights=[6, 3, 2, 2, 2, 1, 1, 1])[0]
+        names = sorted(fast.assignments)
+        node_names = [node.name for node in fast.nodes]
+        do: Callable[[Distributor], Any]
+        if action == "place" and left:
+            taken = rng.randint(1, 2 * batch)
+            loads, left = left[:taken], left[taken:]
+            whole = rng.random() < 0.15
+            do = lambda side: side.attempt_assign_loads(loads, all_or_nothing=whole)  # noqa: E731
+        elif action == "release" and names:
+            released = rng.sample(names, max(1, int(len(names) * rng.uniform(0.05, 0.4))))
+            do = lambda side: side.release_loads(released)  # noqa: E731
+        elif action == "remove" and len(node_names) > 2:
+            many = max(1, int(len(node_names) * rng.uniform(0.01, 0.08)))
+            if rng.random() < 0.5:  # (those with the fewest resources first)
+                ranked = sorted(fast.nodes, key=lambda node: (len(node.resources), node.name))
+                removed = [node.name for node in ranked[:many]]
+            else:
+                removed = rng.sample(node_names, many)
+            do = lambda side: side.remove_nodes(removed)  # noqa: E731
+        elif action == "add":
+            new = []
+            for item in rng.sample(spare, rng.randint(1, len(spare))):
+                joined += 1
+                resources = dict(item["resources"])
+                if rng.random() < 0.2:
+                    resources[f"new-{rng.randrange(4)}"] = rng.randrange(1, 9)
+                new.append({"name": f"j{joined:06d}", "resources": resources})
+            do = lambda side: side.add_nodes(new)  # noqa: E731
+        elif action == "cordon" and node_names:
+            chosen = rng.sample(node_names, min(len(node_names), rng.randint(1, 8)))
+            on = rng.random() < 0.6
+            do = lambda side: [(side.cordon if on else side.uncordon)(name)  # noqa: E731
+                               for name in chosen]
+        elif action == "drain" and node_names:
+            drained = rng.choice(node_names)
+            do = lambda side: side.drain(drained)  # noqa: E731
+        elif action == "explain":
+            probes = [load for load in rng.sample(workloads, min(len(workloads), 40))
+                      if load["name"] not in fast.assignments]
+            do = lambda side: {name: str(found)  # noqa: E731
+                               for name, found in side.explain_all(probes).items()}
+        elif action == "renew":
+            how = rng.choice(["snapshot", "pickle", "copy", "deepcopy"])
+            do = lambda side: side  # noqa: E731
+            try:
+                if how == "snapshot":
+                    fast = type(fast).from_dict(fast.to_dict())
+                elif how == "pickle":
+                    fast = pickle.loads(pickle.dumps(fast))
+                else:
+                    fast = (copy.copy if how == "copy" else copy.deepcopy)(fast)
+            except Exception as error:  # (a crash is a difference too)
+                row["identical"], row["differs_at"] = False, {
+                    "step": step, "action": action, "raised": repr(error)}
+                break
+        else:
+            continue
+        answers = [_outcome(do, side) for side in (fast, plain)]
+        row["steps"] = step + 1
+        if action == "renew":
+            answers = [None, None]
+        same = answers[0] == answers[1] and fast.assignments == plain.assignments
+        if same and (step % LIFE_SNAPSHOT == LIFE_SNAPSHOT - 1 or step == steps - 1):
+            same = fast.to_dict() == plain.to_dict()
+        if not same:
+            row["identical"], row["differs_at"] = False, {
+                "step": step, "action": action, "answers": repr(answers)[:2000]}
+            break
+    return row
+
+
+def _outcome(do: Callable[[Distributor], Any], side: Distributor) -> Any:
+    """What ``do`` returned on ``side``, or the error it raised (by kind
+    and message: an error the plain scan raises too is the same answer)."""
+    try:
+        return ("returned", do(side))
+    except Exception as error:
+        return ("raised", type(error).__name__, str(error))
+
+
+def lifecycles(seeds: Sequence[int], node_count: int,
+               strategies: Sequence[str]) -> List[Dict[str, Any]]:
+    """One :func:`lifecycle` row per seed and strategy."""
+    return [lifecycle(seed, node_count, strategy) for seed in seeds for strategy in strategies]
+
+
 def _shown(drawn: Dict[str, Any]) -> str:
     """The choices of a mix that add something (no zero, no ``False``)."""
     return " ".join(f"{name}={value}" for name, value in drawn.items()
@@ -173,6 +304,19 @@ def table(rows: Sequence[Dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def life_table(rows: Sequence[Dict[str, Any]]) -> str:
+    """The lifecycle rows, those that differed first."""
+    lines = [f"{'seed':>5} {'strategy':<12} {'steps':>5} same  mix"]
+    for row in sorted(rows, key=lambda row: row["identical"]):
+        same = " yes " if row["identical"] else \
+            f" NO at step {row['differs_at']['step']} ({row['differs_at']['action']})"
+        lines.append(f"{row['seed']:>5} {row['strategy']:<12} {row['steps']:>5}{same}  "
+                     f"{_shown(row['mix'])}")
+    differing = sum(not row["identical"] for row in rows)
+    lines.append(f"{len(rows) - differing} of {len(rows)} lifecycles identical")
+    return "\n".join(lines)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, default=2000)
@@ -180,11 +324,17 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     parser.add_argument("--check", action="store_true",
                         help="also place with the index off and compare every decision")
+    parser.add_argument("--lifecycle", action="store_true",
+                        help="run each mix's lifecycle with the index on and off instead")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
-    rows = hunt(range(*args.seeds), args.nodes, args.strategies, args.check)
-    print(table(rows))
-    if rows:
+    if args.lifecycle:
+        rows = lifecycles(range(*args.seeds), args.nodes, args.strategies)
+        print(life_table(rows))
+    else:
+        rows = hunt(range(*args.seeds), args.nodes, args.strategies, args.check)
+        print(table(rows))
+    if rows and not args.lifecycle:
         slowest, costliest = worst(rows)
         print(f"worst: {slowest:.0f} workloads a second; {costliest:.2f} times the stripped "
               f"problem")

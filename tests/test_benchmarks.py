@@ -429,6 +429,25 @@ def test_random_mixes_are_seeded_and_decide_as_the_plain_scan(capsys):
     assert " NO " not in out and out.count(" yes ") == 32 and "worst:" in out
 
 
+def test_random_lifecycles_answer_as_the_plain_scan_and_a_difference_is_seen(capsys):
+    import hunt
+    from pylighthouse.distributors import Distributor
+    rows = hunt.main(["--nodes", "20", "--seeds", "0", "3", "--lifecycle"])
+    assert len(rows) == 3 * 4
+    assert all(row["identical"] and row["differs_at"] is None for row in rows)
+    assert all(row["steps"] > hunt.LIFE_STEPS // 2 for row in rows)
+    out = capsys.readouterr().out
+    assert "12 of 12 lifecycles identical" in out and " NO " not in out
+    # A wrong answer of the indexed side (here: no node ever found) is seen
+    # at the first step that places, as is a crash.
+    with mock.patch.object(Distributor, "_indexed_choice", return_value=None):
+        (row,) = hunt.lifecycles([0], 20, ["Prioritized"])
+    assert not row["identical"] and row["differs_at"]["action"] == "place"
+    with mock.patch.object(Distributor, "_indexed_choice", side_effect=KeyError("x")):
+        (row,) = hunt.lifecycles([0], 20, ["Prioritized"])
+    assert not row["identical"] and "KeyError" in row["differs_at"]["answers"]
+
+
 def test_the_planning_speed_case_plans_every_pending_workload(capsys):
     import planning_speed
     rows = planning_speed.main(["--pending", "150", "--strategies", "Prioritized", "BestFit"])
