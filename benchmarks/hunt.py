@@ -26,7 +26,8 @@ run of :data:`LIFE_STEPS` steps (batches placed, some all-or-nothing;
 workloads released; nodes removed, most often those with the fewest
 resources, whose leaving changes what a class's columns hold; nodes added,
 some bringing a resource no node had; cordons, uncordons and drains;
-explanations of the workloads left over; and the indexed distributor
+explanations of the workloads left over; workloads recorded as already
+running, beyond a node's room as often as not; and the indexed distributor
 replaced by its snapshot or a copy) is applied to the distributor and to
 one with the index off. Every answer must be the same, and the two states
 after every step (the placements; the whole snapshot every
@@ -192,14 +193,15 @@ def lifecycle(seed: int, node_count: int, strategy: str,
         plain = build(strategy, nodes)
     batch = max(1, len(workloads) // 16)
     left = list(workloads)
-    joined = 0
+    joined = recorded = 0
     row: Dict[str, Any] = {"seed": seed, "strategy": strategy, "nodes": node_count,
                            "mix": parameters(seed), "steps": 0, "identical": True,
                            "differs_at": None}
     for step in range(steps):
         action = rng.choices(
-            ["place", "release", "remove", "add", "cordon", "drain", "explain", "renew"],
-            weights=[6, 3, 2, 2, 2, 1, 1, 1])[0]
+            ["place", "release", "remove", "add", "cordon", "drain", "explain", "renew",
+             "record"],
+            weights=[6, 3, 2, 2, 2, 1, 1, 1, 1])[0]
         names = sorted(fast.assignments)
         node_names = [node.name for node in fast.nodes]
         do: Callable[[Distributor], Any]
@@ -241,6 +243,19 @@ def lifecycle(seed: int, node_count: int, strategy: str,
                       if load["name"] not in fast.assignments]
             do = lambda side: {name: str(found)  # noqa: E731
                                for name, found in side.explain_all(probes).items()}
+        elif action == "record" and node_names:
+            # (workloads already running, of what the node has, beyond its
+            # room as often as not: its room left may fall below zero)
+            host = rng.choice(node_names)
+            capacity = fast.node_state(host).capacity
+            counted = [key for key, value in capacity.items() if value > 0]
+            running = []
+            for _ in range(rng.randint(1, 3)):
+                recorded += 1
+                running.append({"name": f"r{recorded:06d}", "requirements": {
+                    key: round(float(capacity[key]) * rng.uniform(0.1, 0.9), 2)
+                    for key in rng.sample(counted, min(len(counted), rng.randint(1, 3)))}})
+            do = lambda side: side.record_running(host, running)  # noqa: E731
         elif action == "renew":
             how = rng.choice(["snapshot", "pickle", "copy", "deepcopy"])
             do = lambda side: side  # noqa: E731
