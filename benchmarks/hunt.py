@@ -297,8 +297,16 @@ def _outcome(do: Callable[[Distributor], Any], side: Distributor) -> Any:
 
 def lifecycles(seeds: Sequence[int], node_count: int,
                strategies: Sequence[str]) -> List[Dict[str, Any]]:
-    """One :func:`lifecycle` row per seed and strategy."""
-    return [lifecycle(seed, node_count, strategy) for seed in seeds for strategy in strategies]
+    """One :func:`lifecycle` row per seed and strategy (each told on
+    standard error as it ends: a run at thousands of nodes lasts long)."""
+    rows = []
+    for seed in seeds:
+        for strategy in strategies:
+            rows.append(lifecycle(seed, node_count, strategy))
+            print(f"seed {seed} {strategy}: {rows[-1]['steps']} steps, "
+                  f"{'same' if rows[-1]['identical'] else 'DIFFERENT'}",
+                  file=sys.stderr, flush=True)
+    return rows
 
 
 def _shown(drawn: Dict[str, Any]) -> str:
