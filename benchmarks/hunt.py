@@ -83,9 +83,12 @@ def parameters(seed: int) -> Dict[str, Any]:
     return {name: rng.choice(choices) for name, choices in CHOICES.items()}
 
 
-def problem(seed: int, node_count: int, workload_count: int) -> mixes.Problem:
-    """Node dicts and workload dicts of the mix of ``seed``."""
-    drawn = parameters(seed)
+def problem(seed: int, node_count: int, workload_count: int,
+            drawn: Optional[Dict[str, Any]] = None) -> mixes.Problem:
+    """Node dicts and workload dicts of the mix of ``seed`` (or of the
+    choices ``drawn``, drawn with ``seed``)."""
+    if drawn is None:
+        drawn = parameters(seed)
     rng = random.Random(f"hunt/{seed}/{node_count}/{workload_count}")
     kinds = [f"kind-{at}" for at in range(drawn["kinds"])]
     tags = [f"label-{at}" for at in range(drawn["tags"])]
@@ -179,14 +182,17 @@ LIFE_STEPS = 60
 LIFE_SNAPSHOT = 10
 
 
-def lifecycle(seed: int, node_count: int, strategy: str,
-              steps: int = LIFE_STEPS) -> Dict[str, Any]:
-    """Run the lifecycle of ``seed``'s mix (see the module docstring) on
-    ``strategy`` with the index on and off; the row: the mix, the steps
-    run, whether every answer and state was the same, and the first step
-    where one was not (``None``)."""
-    nodes, workloads = problem(seed, node_count, node_count * 12)
-    spare, _ = problem(seed + 1_000_000, max(4, node_count // 4), 0)
+def lifecycle(seed: int, node_count: int, strategy: str, steps: int = LIFE_STEPS,
+              drawn: Optional[Dict[str, Any]] = None, per_node: int = 12) -> Dict[str, Any]:
+    """Run the lifecycle of ``seed``'s mix (or of the choices ``drawn``;
+    see the module docstring) on ``strategy`` with the index on and off;
+    the row: the mix, the steps run, whether every answer and state was
+    the same, and the first step where one was not (``None``). The mix
+    has ``per_node`` workloads a node, placed in about a sixth of the
+    steps (a batch is up to an eighth of them)."""
+    mix = parameters(seed) if drawn is None else drawn
+    nodes, workloads = problem(seed, node_count, node_count * per_node, mix)
+    spare, _ = problem(seed + 1_000_000, max(4, node_count // 4), 0, mix)
     rng = random.Random(f"hunt/life/{seed}/{node_count}/{strategy}")
     fast = build(strategy, nodes)
     with mock.patch.object(Distributor, "_indexed", False):
@@ -195,7 +201,7 @@ def lifecycle(seed: int, node_count: int, strategy: str,
     left = list(workloads)
     joined = recorded = 0
     row: Dict[str, Any] = {"seed": seed, "strategy": strategy, "nodes": node_count,
-                           "mix": parameters(seed), "steps": 0, "identical": True,
+                           "mix": mix, "steps": 0, "identical": True,
                            "differs_at": None}
     for step in range(steps):
         action = rng.choices(

@@ -448,6 +448,38 @@ def test_random_lifecycles_answer_as_the_plain_scan_and_a_difference_is_seen(cap
     assert not row["identical"] and "KeyError" in row["differs_at"]["answers"]
 
 
+def test_a_lifecycle_of_hundreds_of_nodes_reaches_the_columns_and_answers_as_the_plain_scan():
+    """At the library's own settings, on 600 nodes: a resource on about 40
+    of them searched by a sparse column, frontiers, and group columns (a
+    few aversion groups with many members); every answer and state the
+    plain scan's. (The random lifecycles of ``test_index`` run on clusters
+    too small for the first two.)"""
+    import hunt
+    from pylighthouse.index import blocks, derived, groups
+    mix = dict(hunt.parameters(0), base="types", kinds=6, kind_share=0.07, kind_ask=0.3,
+               kind_per=1, tags=5, tag_share=0.3, tag_ask=0.1, host=False, pin=0.0, groups=3,
+               group_share=0.5, decimals=False, scale=1, ward=0.05, immune=0.02, zero=False,
+               ratio=None)
+    seen: Counter = Counter()
+
+    def counted(name, function):
+        def counting(*args, **kwargs):
+            seen[name] += 1
+            return function(*args, **kwargs)
+        return counting
+
+    with mock.patch.object(blocks.NodeClass, "_add_sparse",
+                           counted("sparse", blocks.NodeClass._add_sparse)), \
+            mock.patch.object(derived.DerivedColumns, "frontier",
+                              counted("frontier", derived.DerivedColumns.frontier)), \
+            mock.patch.object(groups.GroupColumns, "group_column",
+                              counted("group", groups.GroupColumns.group_column)):
+        rows = [hunt.lifecycle(7, 600, strategy, steps=50, drawn=mix, per_node=8)
+                for strategy in ("Prioritized", "BinPack")]
+    assert all(row["identical"] and row["steps"] > 40 for row in rows), rows
+    assert seen["sparse"] and seen["frontier"] and seen["group"], seen
+
+
 def test_the_planning_speed_case_plans_every_pending_workload(capsys):
     import planning_speed
     rows = planning_speed.main(["--pending", "150", "--strategies", "Prioritized", "BestFit"])
