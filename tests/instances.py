@@ -82,15 +82,36 @@ def operations(draw, max_steps=8, prefix="s"):
     for index in range(draw(st.integers(1, max_steps))):
         kind = draw(st.sampled_from(
             ["assign", "assign", "assign", "all_or_nothing", "release", "add",
-             "cordon", "uncordon", "drain", "remove"]))
+             "cordon", "uncordon", "drain", "remove", "record"]))
         if kind in ("assign", "all_or_nothing"):
             steps.append((kind, draw(batches(f"{prefix}{index}w"))))
         elif kind == "add":
             steps.append((kind, [draw(node_specs(f"{prefix}{index}n{i}"))
                                  for i in range(draw(st.integers(1, 2)))]))
+        elif kind == "record":
+            steps.append((kind, (draw(st.randoms(use_true_random=False)), f"{prefix}{index}r")))
         else:
             steps.append((kind, draw(st.randoms(use_true_random=False))))
     return steps
+
+
+def recorded_specs(keys, seed, prefix):
+    """One or two workloads recorded as already running on a node with
+    resources ``keys`` (see the ``record`` operation): each asks for one
+    to three of them, as much as the node has or more as often as not (no
+    fit check: its room may fall below zero), some in an aversion group."""
+    import random
+    rng = random.Random(seed)
+    keys = sorted(keys)
+    specs = []
+    for at in range(rng.randint(1, 2)):
+        asked = rng.sample(keys, min(len(keys), rng.randint(1, 3)))
+        spec = {"name": f"{prefix}{at}",
+                "requirements": {key: rng.choice([0, 0.5, 1, 2, 3, 7]) for key in asked}}
+        if rng.random() < 0.3:
+            spec["aversion_groups"] = [rng.choice(["a", "b", "c"])]
+        specs.append(spec)
+    return specs
 
 
 STRATEGIES = ("Prioritized", "RoundRobin", "BinPack", "BestFit")

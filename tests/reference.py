@@ -183,6 +183,21 @@ class Reference:
         self.machines.extend(Machine(spec) for spec in nodes)
         self.forget_order()
 
+    def record(self, argument):
+        """Workloads already running on a node (``record_running``, as the
+        library documents it): each
+        uses the node's resources with no fit check, even beyond its
+        capacity, and counts for aversion; RoundRobin's cursor stays."""
+        from instances import recorded_specs  # (the same specs the test gives the library)
+        name, seed, prefix = argument
+        machine = self.machine(name)
+        for load in map(Load, recorded_specs(machine.capacity, seed, prefix)):
+            for key, needed in load.requirements.items():
+                machine.remaining[key] = machine.remaining[key] - needed
+            machine.changes += 1
+            machine.loads.append(load)
+            self.where[load.name] = machine
+
     def machine(self, name):
         return next(m for m in self.machines if m.name == name)
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import pylighthouse as lighthouse
 from reference import Load, Reference, exact
-from instances import RUBRICS, batches, clusters, operations
+from instances import RUBRICS, batches, clusters, operations, recorded_specs
 
 STRATEGIES = st.sampled_from(["Prioritized", "RoundRobin", "BinPack"])
 
@@ -31,6 +31,9 @@ def assert_same_state(distributor, reference):
     assert ours == reference.state()
     assert list(ours) == list(reference.state())
     assert distributor.assignments == reference.assignments()
+    if reference.strategy == "RoundRobin":  # (where the next search starts)
+        machines = len(reference.machines)
+        assert distributor.cursor == (reference.cursor % machines if machines else 0)
 
 
 def concrete(step, placed, nodes):
@@ -44,6 +47,9 @@ def concrete(step, placed, nodes):
         return "nothing", None
     if kind == "remove":
         return kind, argument.sample(nodes, argument.randint(1, min(2, len(nodes))))
+    if kind == "record":
+        rng, prefix = argument
+        return kind, (rng.choice(nodes), rng.randrange(1 << 30), prefix)
     return kind, argument.choice(nodes)
 
 
@@ -52,6 +58,10 @@ def run(operation, distributor):
     if kind in ("assign", "all_or_nothing"):
         return distributor.attempt_assign_loads(
             argument, all_or_nothing=kind == "all_or_nothing")
+    if kind == "record":  # (workloads already running there, no fit check)
+        node, seed, prefix = argument
+        return distributor.record_running(node, recorded_specs(
+            distributor.node_state(node).capacity, seed, prefix))
     method = {"release": "release_loads", "add": "add_nodes",
               "remove": "remove_nodes"}.get(kind, kind)
     return None if kind == "nothing" else getattr(distributor, method)(argument)
