@@ -301,10 +301,12 @@ def _outcome(do: Callable[[Distributor], Any], side: Distributor) -> Any:
         return ("raised", type(error).__name__, str(error))
 
 
-def lifecycles(seeds: Sequence[int], node_count: int,
-               strategies: Sequence[str]) -> List[Dict[str, Any]]:
-    """One :func:`lifecycle` row per seed and strategy (each told on
-    standard error as it ends: a run at thousands of nodes lasts long)."""
+def lifecycles(seeds: Sequence[int], node_count: int, strategies: Sequence[str],
+               json_path: Optional[str] = None) -> List[Dict[str, Any]]:
+    """One :func:`lifecycle` row per seed and strategy, each told on
+    standard error as it ends and the rows so far written to ``json_path``
+    (a run at thousands of nodes lasts long: stopped, it keeps what it
+    found)."""
     rows = []
     for seed in seeds:
         for strategy in strategies:
@@ -312,6 +314,9 @@ def lifecycles(seeds: Sequence[int], node_count: int,
             print(f"seed {seed} {strategy}: {rows[-1]['steps']} steps, "
                   f"{'same' if rows[-1]['identical'] else 'DIFFERENT'}",
                   file=sys.stderr, flush=True)
+            if json_path:
+                with open(json_path, "w") as out:
+                    json.dump(rows, out, indent=1)
     return rows
 
 
@@ -358,7 +363,7 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     if args.lifecycle:
-        rows = lifecycles(range(*args.seeds), args.nodes, args.strategies)
+        rows = lifecycles(range(*args.seeds), args.nodes, args.strategies, args.json)
         print(life_table(rows))
     else:
         rows = hunt(range(*args.seeds), args.nodes, args.strategies, args.check)
