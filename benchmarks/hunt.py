@@ -182,6 +182,15 @@ LIFE_STEPS = 60
 LIFE_SNAPSHOT = 10
 
 
+#: The ways a lifecycle replaces the indexed distributor by an equal one.
+RENEWALS: Dict[str, Callable[[Distributor], Distributor]] = {
+    "snapshot": lambda distributor: type(distributor).from_dict(distributor.to_dict()),
+    "pickle": lambda distributor: pickle.loads(pickle.dumps(distributor)),
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+}
+
+
 def lifecycle(seed: int, node_count: int, strategy: str, steps: int = LIFE_STEPS,
               drawn: Optional[Dict[str, Any]] = None, per_node: int = 12) -> Dict[str, Any]:
     """Run the lifecycle of ``seed``'s mix (or of the choices ``drawn``;
@@ -263,19 +272,14 @@ def lifecycle(seed: int, node_count: int, strategy: str, steps: int = LIFE_STEPS
                     for key in rng.sample(counted, min(len(counted), rng.randint(1, 3)))}})
             do = lambda side: side.record_running(host, running)  # noqa: E731
         elif action == "renew":
-            how = rng.choice(["snapshot", "pickle", "copy", "deepcopy"])
-            do = lambda side: None  # noqa: E731  (the copy is made here, on one side)
-            try:
-                if how == "snapshot":
-                    fast = type(fast).from_dict(fast.to_dict())
-                elif how == "pickle":
-                    fast = pickle.loads(pickle.dumps(fast))
-                else:
-                    fast = (copy.copy if how == "copy" else copy.deepcopy)(fast)
-            except Exception as error:  # (a crash is a difference too)
+            how = rng.choice(sorted(RENEWALS))
+            renewed = _outcome(RENEWALS[how], fast)
+            if renewed[0] == "raised":  # (a crash is a difference too)
                 row["identical"], row["differs_at"] = False, {
-                    "step": step, "action": action, "raised": repr(error)}
+                    "step": step, "action": action, "raised": repr(renewed)}
                 break
+            fast = renewed[1]
+            do = lambda side: None  # noqa: E731  (renewed above, on one side)
         else:
             continue
         answers = [_outcome(do, side) for side in (fast, plain)]

@@ -136,13 +136,18 @@ class Reference:
         return None
 
     def put(self, machine, load):
+        self.book(machine, load)
+        if self.strategy == "RoundRobin":
+            self.cursor = self.machines.index(machine) + 1
+
+    def book(self, machine, load):
+        """``load`` runs on ``machine`` from now on: its requirements taken
+        from what the machine has left."""
         for key, needed in load.requirements.items():
             machine.remaining[key] = machine.remaining[key] - needed
         machine.changes += 1
         machine.loads.append(load)
         self.where[load.name] = machine
-        if self.strategy == "RoundRobin":
-            self.cursor = self.machines.index(machine) + 1
 
     def take(self, name):
         machine = self.where.pop(name)
@@ -183,20 +188,14 @@ class Reference:
         self.machines.extend(Machine(spec) for spec in nodes)
         self.forget_order()
 
-    def record(self, argument):
+    def record(self, name, specs):
         """Workloads already running on a node (``record_running``, as the
-        library documents it): each
-        uses the node's resources with no fit check, even beyond its
-        capacity, and counts for aversion; RoundRobin's cursor stays."""
-        from instances import recorded_specs  # (the same specs the test gives the library)
-        name, seed, prefix = argument
+        library documents it): each uses the node's resources with no fit
+        check, even beyond its capacity, and counts for aversion;
+        RoundRobin's cursor stays."""
         machine = self.machine(name)
-        for load in map(Load, recorded_specs(machine.capacity, seed, prefix)):
-            for key, needed in load.requirements.items():
-                machine.remaining[key] = machine.remaining[key] - needed
-            machine.changes += 1
-            machine.loads.append(load)
-            self.where[load.name] = machine
+        for load in map(Load, specs):
+            self.book(machine, load)
 
     def machine(self, name):
         return next(m for m in self.machines if m.name == name)

@@ -460,24 +460,18 @@ def test_a_lifecycle_of_hundreds_of_nodes_reaches_the_columns_and_answers_as_the
                kind_per=1, tags=5, tag_share=0.3, tag_ask=0.1, host=False, pin=0.0, groups=3,
                group_share=0.5, decimals=False, scale=1, ward=0.05, immune=0.02, zero=False,
                ratio=None)
-    seen: Counter = Counter()
-
-    def counted(name, function):
-        def counting(*args, **kwargs):
-            seen[name] += 1
-            return function(*args, **kwargs)
-        return counting
-
+    from test_index_corners import wraps_counting
+    made = lambda *args: True  # noqa: E731
     with mock.patch.object(blocks.NodeClass, "_add_sparse",
-                           counted("sparse", blocks.NodeClass._add_sparse)), \
+                           wraps_counting(blocks.NodeClass._add_sparse, made)) as sparse, \
             mock.patch.object(derived.DerivedColumns, "frontier",
-                              counted("frontier", derived.DerivedColumns.frontier)), \
+                              wraps_counting(derived.DerivedColumns.frontier, made)) as frontier, \
             mock.patch.object(groups.GroupColumns, "group_column",
-                              counted("group", groups.GroupColumns.group_column)):
+                              wraps_counting(groups.GroupColumns.group_column, made)) as group:
         rows = [hunt.lifecycle(7, 600, strategy, steps=50, drawn=mix, per_node=8)
                 for strategy in ("Prioritized", "BinPack")]
     assert all(row["identical"] and row["steps"] > 40 for row in rows), rows
-    assert seen["sparse"] and seen["frontier"] and seen["group"], seen
+    assert sparse.seen and frontier.seen and group.seen
 
 
 def test_the_planning_speed_case_plans_every_pending_workload(capsys):

@@ -71,6 +71,10 @@ def run_reference(operation, reference):
     kind, argument = operation
     if kind in ("assign", "all_or_nothing"):
         return reference.assign(argument, all_or_nothing=kind == "all_or_nothing")
+    if kind == "record":  # (the same workloads as ``run`` records)
+        node, seed, prefix = argument
+        return reference.record(node, recorded_specs(
+            reference.machine(node).capacity, seed, prefix))
     return None if kind == "nothing" else getattr(reference, kind)(argument)
 
 

@@ -7,8 +7,6 @@ the test reaching it fails the test), then checks every decision and the
 state against the reference reading of SPEC.md, and the index's
 invariants (``check_index``), at every step.
 """
-import copy
-import pickle
 import random
 from contextlib import ExitStack, contextmanager
 from unittest import mock
@@ -21,6 +19,7 @@ from pylighthouse.index import floors as floors_module
 from pylighthouse.index import nodes as index_nodes
 from pylighthouse.index.columns import JointColumn
 from instances import RUBRICS, clusters, operations
+from test_copies import COPIERS
 from test_differential import assert_same_state, run, run_reference
 from test_index import (FLOORS, GROUPING, JOINT, SPARSE, check_index, every_limit_tiny, make,
                         reference_of, steps_both)
@@ -273,7 +272,7 @@ def test_the_nodes_lacking_a_resource_leaving_decide_like_the_reference(
 @given(strategy=STRATEGY, nodes=clusters(max_nodes=24), rubric=RUBRICS,
        steps=operations(max_steps=10), load=st.sampled_from([1, 2, 8]),
        joint=st.sampled_from(sorted(JOINT)), sparse=SPARSE, few=st.sampled_from([0, 3, 32]),
-       copies=st.lists(st.sampled_from(["dict", "pickle", "copy", "deepcopy", None]),
+       copies=st.lists(st.sampled_from(["dict", None] + sorted(COPIERS)),
                        min_size=10, max_size=10))
 def test_copies_and_snapshots_go_on_like_the_reference(strategy, nodes, rubric, steps, load,
                                                        joint, sparse, few, copies):
@@ -288,10 +287,6 @@ def test_copies_and_snapshots_go_on_like_the_reference(strategy, nodes, rubric, 
             steps_both(fast, reference, [step])
             if how == "dict":
                 fast = type(fast).from_dict(fast.to_dict())
-            elif how == "pickle":
-                fast = pickle.loads(pickle.dumps(fast))
-            elif how == "copy":
-                fast = copy.copy(fast)
-            elif how == "deepcopy":
-                fast = copy.deepcopy(fast)
+            elif how is not None:
+                fast = COPIERS[how](fast)
             assert_same_state(fast, reference)
